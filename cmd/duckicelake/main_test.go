@@ -1,0 +1,34 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestRunCommands(t *testing.T) {
+	tests := []struct {
+		args     []string
+		wantCode int
+		wantOut  string
+		wantErr  string
+	}{
+		{[]string{"version"}, 0, "duckicelake dev", ""},
+		{[]string{"help"}, 0, "usage: duckicelake", ""},
+		{nil, 2, "", "usage: duckicelake"},
+		{[]string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
+	}
+	for _, tt := range tests {
+		var out, errOut bytes.Buffer
+		code := run(tt.args, &out, &errOut)
+		if code != tt.wantCode {
+			t.Errorf("run(%q) = %d, want %d", tt.args, code, tt.wantCode)
+		}
+		if !strings.Contains(out.String(), tt.wantOut) {
+			t.Errorf("run(%q) stdout = %q, want it to contain %q", tt.args, out.String(), tt.wantOut)
+		}
+		if !strings.Contains(errOut.String(), tt.wantErr) {
+			t.Errorf("run(%q) stderr = %q, want it to contain %q", tt.args, errOut.String(), tt.wantErr)
+		}
+	}
+}

@@ -1,0 +1,3 @@
+module github.com/duckicelake/duckicelake
+
+go 1.26.8
