@@ -1,0 +1,353 @@
+#!/usr/bin/env bash
+# The local stack: versitygw (S3 backend, posix mode) and `duckicelake serve`
+# (the gateway) in front of it. Sourced by scripts/run.sh, scripts/test.sh and
+# scripts/bench.sh; also a command of its own:
+#
+#   scripts/stack.sh up     start the stack in the background, write stack.env, return
+#   scripts/stack.sh down   stop what `up` started (by the pids it recorded)
+#   scripts/stack.sh env    print stack.env
+#
+# Settings (env; defaults are the dev stack's):
+#   DUCKICELAKE_DEV_DIR        state directory (default <repo>/.dev): s3/ (the backend's
+#                              files), keys, duckicelake.toml, logs, stack.env
+#   DUCKICELAKE_S3_PORT        versitygw port (default 7070) on DUCKICELAKE_S3_HOST (127.0.0.1)
+#   DUCKICELAKE_S3_ENDPOINT    use this S3 backend instead of starting versitygw; needs
+#                              DUCKICELAKE_S3_ACCESS_KEY and DUCKICELAKE_S3_SECRET_KEY
+#                              (and DUCKICELAKE_S3_REGION, default us-east-1)
+#   DUCKICELAKE_GATEWAY_ADDR   gateway listen address (default 127.0.0.1:9000)
+#   DUCKICELAKE_ADMIN_ADDR     admin/catalog/metrics listen address (default 127.0.0.1:8181)
+#   DUCKICELAKE_BUCKET         the bucket to create and use (default lake)
+#   DUCKICELAKE_PORTS=free     pick free ports instead of the defaults (tests do)
+#   VERSITYGW_BIN, DUCKICELAKE_BIN   binaries (default bin/versitygw, bin/duckicelake)
+
+# stack_repo is the repository root, whoever sources this file from wherever.
+stack_repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+stack_log() { echo "stack: $*" >&2; }
+stack_die() {
+  echo "stack: error: $*" >&2
+  return 1
+}
+
+# stack_random_hex N prints N random bytes as lower-case hex.
+stack_random_hex() { od -An -N"$1" -tx1 /dev/urandom | tr -d ' \n'; }
+
+# stack_free_ports N prints N distinct TCP ports that were free on 127.0.0.1
+# a moment ago (all held open together so they differ).
+stack_free_ports() {
+  local n=$1
+  if command -v python3 >/dev/null 2>&1; then
+    python3 - "$n" <<'EOF'
+import socket, sys
+socks = []
+for _ in range(int(sys.argv[1])):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    socks.append(s)
+print(" ".join(str(s.getsockname()[1]) for s in socks))
+EOF
+    return
+  fi
+  # No Python: probe random high ports; a refused connect means nobody listens.
+  local ports=() p
+  while ((${#ports[@]} < n)); do
+    p=$((20000 + RANDOM % 40000))
+    [[ " ${ports[*]} " == *" $p "* ]] && continue
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then ports+=("$p"); fi
+  done
+  echo "${ports[*]}"
+}
+
+# stack_port_busy ADDR succeeds when something accepts connections on host:port.
+stack_port_busy() {
+  local host=${1%:*} port=${1##*:}
+  (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null
+}
+
+# stack_wait_http URL SECONDS [PID] waits until URL answers with any HTTP status
+# (or 2xx when STACK_WAIT_OK=1); fails early when PID dies.
+stack_wait_http() {
+  local url=$1 secs=$2 pid=${3:-} code deadline=$((SECONDS + $2))
+  while ((SECONDS < deadline)); do
+    if [[ -n $pid ]] && ! kill -0 "$pid" 2>/dev/null; then
+      return 1
+    fi
+    code=$(curl -s -o /dev/null -m 2 -w '%{http_code}' "$url" 2>/dev/null) || code=000
+    if [[ ${STACK_WAIT_OK:-0} == 1 ]]; then
+      [[ $code == 2?? ]] && return 0
+    else
+      [[ $code != 000 ]] && return 0
+    fi
+    sleep 0.2
+  done
+  return 1
+}
+
+# stack_init sets the STACK_* variables from the environment. Call it once
+# before anything else.
+stack_init() {
+  STACK_DIR=${DUCKICELAKE_DEV_DIR:-$stack_repo/.dev}
+  mkdir -p "$STACK_DIR"
+  STACK_DIR=$(cd "$STACK_DIR" && pwd)
+  STACK_BUCKET=${DUCKICELAKE_BUCKET:-lake}
+  STACK_REGION=${DUCKICELAKE_S3_REGION:-us-east-1}
+  STACK_VGW_BIN=${VERSITYGW_BIN:-$stack_repo/bin/versitygw}
+  STACK_BIN=${DUCKICELAKE_BIN:-$stack_repo/bin/duckicelake}
+  STACK_CONFIG=$STACK_DIR/duckicelake.toml
+  STACK_ENV_FILE=$STACK_DIR/stack.env
+  STACK_PIDS=()
+
+  local s3host=${DUCKICELAKE_S3_HOST:-127.0.0.1} s3port gw admin
+  if [[ ${DUCKICELAKE_PORTS:-} == free ]]; then
+    read -r s3port gw admin < <(stack_free_ports 3)
+    gw=127.0.0.1:$gw
+    admin=127.0.0.1:$admin
+  else
+    s3port=${DUCKICELAKE_S3_PORT:-7070}
+    gw=${DUCKICELAKE_GATEWAY_ADDR:-127.0.0.1:9000}
+    admin=${DUCKICELAKE_ADMIN_ADDR:-127.0.0.1:8181}
+  fi
+  STACK_GATEWAY_ADDR=$gw
+  STACK_ADMIN_ADDR=$admin
+
+  if [[ -n ${DUCKICELAKE_S3_ENDPOINT:-} ]]; then
+    STACK_EXTERNAL_S3=1
+    STACK_S3_ENDPOINT=$DUCKICELAKE_S3_ENDPOINT
+    STACK_S3_ACCESS_KEY=${DUCKICELAKE_S3_ACCESS_KEY:?DUCKICELAKE_S3_ENDPOINT is set, so set DUCKICELAKE_S3_ACCESS_KEY too}
+    STACK_S3_SECRET_KEY=${DUCKICELAKE_S3_SECRET_KEY:?DUCKICELAKE_S3_ENDPOINT is set, so set DUCKICELAKE_S3_SECRET_KEY too}
+  else
+    STACK_EXTERNAL_S3=0
+    STACK_S3_ADDR=$s3host:$s3port
+    STACK_S3_ENDPOINT=http://$STACK_S3_ADDR
+    STACK_S3_ROOT=$STACK_DIR/s3
+    stack_backend_keys
+  fi
+}
+
+# stack_backend_keys loads the backend's root keys from the state directory,
+# generating them on first use so a restarted dev stack keeps its keys.
+stack_backend_keys() {
+  local f=$STACK_DIR/s3-root.env
+  if [[ ! -s $f ]]; then
+    (
+      umask 077
+      printf 'STACK_S3_ACCESS_KEY=root%s\nSTACK_S3_SECRET_KEY=%s\n' \
+        "$(stack_random_hex 8)" "$(stack_random_hex 20)" >"$f"
+    )
+  fi
+  # shellcheck disable=SC1090
+  source "$f"
+}
+
+# stack_track PID records a process this stack started, for stack_stop and `down`.
+stack_track() {
+  STACK_PIDS+=("$1")
+  echo "$1" >>"$STACK_DIR/stack.pids"
+}
+
+# stack_start_versitygw starts versitygw in posix mode over $STACK_S3_ROOT with
+# the bucket as a directory (posix mode maps top-level directories to buckets).
+stack_start_versitygw() {
+  [[ $STACK_EXTERNAL_S3 == 1 ]] && {
+    stack_log "S3 backend: $STACK_S3_ENDPOINT (external; not started here)"
+    return 0
+  }
+  [[ -x $STACK_VGW_BIN ]] || stack_die "no versitygw at $STACK_VGW_BIN (scripts/versitygw.sh builds it)" || return 1
+  if stack_port_busy "$STACK_S3_ADDR"; then
+    stack_die "$STACK_S3_ADDR is in use (another stack running? set DUCKICELAKE_S3_PORT)" || return 1
+  fi
+  mkdir -p "$STACK_S3_ROOT/$STACK_BUCKET"
+  local log=$STACK_DIR/versitygw.log
+  # Keys go in through the environment, not argv, so `ps` does not show them.
+  # --keep-alive: versitygw closes every connection otherwise.
+  ROOT_ACCESS_KEY_ID=$STACK_S3_ACCESS_KEY ROOT_SECRET_ACCESS_KEY=$STACK_S3_SECRET_KEY \
+    "$STACK_VGW_BIN" --port "$STACK_S3_ADDR" --region "$STACK_REGION" --keep-alive --quiet \
+    posix "$STACK_S3_ROOT" >"$log" 2>&1 &
+  local pid=$!
+  stack_track "$pid"
+  if ! stack_wait_http "$STACK_S3_ENDPOINT/" 30 "$pid"; then
+    tail -n 20 "$log" >&2
+    stack_die "versitygw did not come up on $STACK_S3_ADDR (log: $log)"
+    return 1
+  fi
+  # The bucket directory must show up as a bucket.
+  local list
+  list=$(curl -sS -m 5 --aws-sigv4 "aws:amz:$STACK_REGION:s3" \
+    --user "$STACK_S3_ACCESS_KEY:$STACK_S3_SECRET_KEY" \
+    -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' "$STACK_S3_ENDPOINT/") || true
+  if [[ $list != *"<Name>$STACK_BUCKET</Name>"* ]]; then
+    echo "$list" >&2
+    stack_die "versitygw does not list bucket $STACK_BUCKET"
+    return 1
+  fi
+  stack_log "S3 backend: versitygw on $STACK_S3_ENDPOINT over $STACK_S3_ROOT (pid $pid, log $log), bucket $STACK_BUCKET"
+}
+
+# stack_has_serve succeeds when bin/duckicelake has the serve command.
+stack_has_serve() {
+  [[ -x $STACK_BIN ]] && "$STACK_BIN" help 2>&1 | grep -qE '^ +serve\b'
+}
+
+# stack_mint_key creates the minting key file (0600) on first use.
+stack_mint_key() {
+  STACK_MINT_KEY_FILE=$STACK_DIR/mint.key
+  if [[ ! -s $STACK_MINT_KEY_FILE ]]; then
+    (
+      umask 077
+      stack_random_hex 32 >"$STACK_MINT_KEY_FILE"
+    )
+  fi
+  chmod 600 "$STACK_MINT_KEY_FILE"
+}
+
+# stack_write_config writes the configuration `duckicelake serve` and
+# `duckicelake creds` read.
+stack_write_config() {
+  stack_mint_key
+  local tmp=$STACK_CONFIG.tmp
+  (
+    umask 077
+    cat >"$tmp" <<EOF
+# Written by scripts/stack.sh for the local stack; regenerated on every start.
+[gateway]
+listen = "$STACK_GATEWAY_ADDR"
+
+[admin]
+listen = "$STACK_ADMIN_ADDR"
+
+[upstream]
+endpoint = "$STACK_S3_ENDPOINT"
+region = "$STACK_REGION"
+access_key = "$STACK_S3_ACCESS_KEY"
+secret_key = "$STACK_S3_SECRET_KEY"
+path_style = true
+
+[creds]
+key_files = ["$STACK_MINT_KEY_FILE"]
+EOF
+  )
+  mv -f "$tmp" "$STACK_CONFIG"
+}
+
+# stack_start_gateway starts `duckicelake serve` and waits for /readyz.
+stack_start_gateway() {
+  if ! stack_has_serve; then
+    stack_log "gateway: $STACK_BIN has no serve command yet; not started"
+    STACK_GATEWAY_UP=0
+    return 0
+  fi
+  local a
+  for a in "$STACK_GATEWAY_ADDR" "$STACK_ADMIN_ADDR"; do
+    if stack_port_busy "$a"; then
+      stack_die "$a is in use (another stack running? set DUCKICELAKE_GATEWAY_ADDR / DUCKICELAKE_ADMIN_ADDR)" || return 1
+    fi
+  done
+  stack_write_config
+  local log=$STACK_DIR/duckicelake.log
+  "$STACK_BIN" serve --config "$STACK_CONFIG" >"$log" 2>&1 &
+  local pid=$!
+  stack_track "$pid"
+  if ! STACK_WAIT_OK=1 stack_wait_http "http://$STACK_ADMIN_ADDR/readyz" 30 "$pid"; then
+    tail -n 20 "$log" >&2
+    stack_die "the gateway did not become ready (http://$STACK_ADMIN_ADDR/readyz; log: $log)"
+    return 1
+  fi
+  STACK_GATEWAY_UP=1
+  stack_log "gateway: http://$STACK_GATEWAY_ADDR, admin http://$STACK_ADMIN_ADDR (pid $pid, log $log, config $STACK_CONFIG)"
+}
+
+# stack_write_env writes stack.env: what scripts need to reach the stack.
+stack_write_env() {
+  (
+    umask 077
+    {
+      echo "# Written by scripts/stack.sh; source it (set -a; . $STACK_ENV_FILE) to reach the local stack."
+      if [[ ${STACK_GATEWAY_UP:-0} == 1 ]]; then
+        echo "DUCKICELAKE_GATEWAY_URL=http://$STACK_GATEWAY_ADDR"
+        echo "DUCKICELAKE_ADMIN_URL=http://$STACK_ADMIN_ADDR"
+        echo "DUCKICELAKE_CONFIG=$STACK_CONFIG"
+      fi
+      echo "DUCKICELAKE_S3_ENDPOINT=$STACK_S3_ENDPOINT"
+      echo "DUCKICELAKE_S3_REGION=$STACK_REGION"
+      echo "DUCKICELAKE_S3_ACCESS_KEY=$STACK_S3_ACCESS_KEY"
+      echo "DUCKICELAKE_S3_SECRET_KEY=$STACK_S3_SECRET_KEY"
+      echo "DUCKICELAKE_BUCKET=$STACK_BUCKET"
+      [[ $STACK_EXTERNAL_S3 == 1 ]] || echo "DUCKICELAKE_S3_ROOT=$STACK_S3_ROOT"
+    } >"$STACK_ENV_FILE"
+  )
+}
+
+# stack_stop stops every process this shell started, newest first: SIGTERM,
+# then SIGKILL after 10 s.
+stack_stop() {
+  local i pid
+  for ((i = ${#STACK_PIDS[@]} - 1; i >= 0; i--)); do
+    stack_kill "${STACK_PIDS[i]}"
+  done
+  STACK_PIDS=()
+  rm -f "$STACK_DIR/stack.pids"
+}
+
+stack_kill() {
+  local pid=$1 n
+  kill -0 "$pid" 2>/dev/null || return 0
+  kill -TERM "$pid" 2>/dev/null || return 0
+  for ((n = 0; n < 100; n++)); do
+    kill -0 "$pid" 2>/dev/null || return 0
+    sleep 0.1
+  done
+  stack_log "pid $pid did not stop in 10s; killing"
+  kill -KILL "$pid" 2>/dev/null || true
+}
+
+# stack_up starts the whole stack; on failure it stops what it started.
+stack_up() {
+  if [[ -s $STACK_DIR/stack.pids ]]; then
+    local p
+    for p in $(cat "$STACK_DIR/stack.pids"); do
+      if kill -0 "$p" 2>/dev/null; then
+        stack_die "a stack from $STACK_DIR already runs (pid $p); scripts/stack.sh down first" || return 1
+      fi
+    done
+    rm -f "$STACK_DIR/stack.pids"
+  fi
+  stack_start_versitygw || {
+    stack_stop
+    return 1
+  }
+  stack_start_gateway || {
+    stack_stop
+    return 1
+  }
+  stack_write_env
+}
+
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+  set -euo pipefail
+  case ${1:-} in
+    up)
+      stack_init
+      stack_up
+      # Detach: the processes outlive this shell; `down` stops them.
+      disown -a
+      stack_log "up; stack.env: $STACK_ENV_FILE; scripts/stack.sh down stops it"
+      ;;
+    down)
+      stack_init
+      if [[ -s $STACK_DIR/stack.pids ]]; then
+        mapfile -t STACK_PIDS <"$STACK_DIR/stack.pids"
+        stack_stop
+        stack_log "stopped"
+      else
+        stack_log "nothing to stop in $STACK_DIR"
+      fi
+      ;;
+    env)
+      cat "${DUCKICELAKE_DEV_DIR:-$stack_repo/.dev}/stack.env"
+      ;;
+    *)
+      sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//' >&2
+      exit 2
+      ;;
+  esac
+fi
