@@ -5,7 +5,7 @@ BIN := bin
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 FUZZTIME ?= 20s
 
-.PHONY: all build test unit vet bench fuzz run clean
+.PHONY: all build versitygw venv test unit vet bench fuzz run up down clean
 
 all: build
 
@@ -13,16 +13,25 @@ build:
 	@mkdir -p $(BIN)
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN)/duckicelake ./cmd/duckicelake
 
+# versitygw: the S3 backend of the dev stack and the tests, built into bin/.
+versitygw:
+	./scripts/versitygw.sh
+
+# venv: the pinned Python test environment in .venv (DuckDB + extensions, boto3, pytest…).
+venv:
+	./scripts/venv.sh
+
 vet:
 	$(GO) vet ./...
 
-# unit: Go tests that need nothing but Go.
+# unit: Go tests only, without the stack (tests that need it skip unless CI=true).
 unit:
-	$(GO) test ./...
+	$(GO) test -count=1 ./...
 
-# test: every test — Go unit tests, then the end-to-end and interop suites
-# against a real backend and real clients (scripts/test.sh starts them).
-test: build vet
+# test: every test — go vet, the venv, builds, then versitygw + the gateway +
+# Postgres on free ports in a temporary directory, go test and pytest against
+# them, one summary line. scripts/test.sh lists the env vars tests read.
+test:
 	./scripts/test.sh
 
 bench:
@@ -32,8 +41,17 @@ bench:
 fuzz:
 	./scripts/fuzz.sh $(FUZZTIME)
 
-run: build
+# run: the dev stack on its fixed ports (versitygw :7070, gateway :9000,
+# admin :8181, state in .dev/) in the foreground until Ctrl-C.
+run:
 	./scripts/run.sh
+
+# up/down: the same stack in the background (scripts/stack.sh).
+up: build versitygw
+	./scripts/stack.sh up
+
+down:
+	./scripts/stack.sh down
 
 clean:
 	rm -rf $(BIN) .dev
