@@ -110,7 +110,12 @@ stack_init() {
   STACK_GATEWAY_ADDR=$gw
   STACK_ADMIN_ADDR=$admin
 
-  if [[ -n ${DUCKICELAKE_S3_ENDPOINT:-} ]]; then
+  # A shell that sourced a stack.env has DUCKICELAKE_S3_* of that stack's own
+  # versitygw; that is not a request for an external backend.
+  if [[ -n ${DUCKICELAKE_STACK_ENV:-} ]]; then
+    stack_log "ignoring DUCKICELAKE_S3_* from $DUCKICELAKE_STACK_ENV (unset DUCKICELAKE_STACK_ENV to use them as an external backend)"
+  fi
+  if [[ -n ${DUCKICELAKE_S3_ENDPOINT:-} && -z ${DUCKICELAKE_STACK_ENV:-} ]]; then
     STACK_EXTERNAL_S3=1
     STACK_S3_ENDPOINT=$DUCKICELAKE_S3_ENDPOINT
     STACK_S3_ACCESS_KEY=${DUCKICELAKE_S3_ACCESS_KEY:?DUCKICELAKE_S3_ENDPOINT is set, so set DUCKICELAKE_S3_ACCESS_KEY too}
@@ -188,31 +193,53 @@ stack_has_serve() {
   [[ -x $STACK_BIN ]] && "$STACK_BIN" help 2>&1 | grep -qE '^ +serve\b'
 }
 
-# stack_mint_key creates the minting key file (0600) on first use.
+# stack_mint_key creates the minting key file (0600) on first use: one key,
+# id "dev1", 32 random bytes in hex. A restarted stack keeps it, so credentials
+# minted earlier stay valid.
 stack_mint_key() {
   STACK_MINT_KEY_FILE=$STACK_DIR/mint.key
   if [[ ! -s $STACK_MINT_KEY_FILE ]]; then
     (
       umask 077
-      stack_random_hex 32 >"$STACK_MINT_KEY_FILE"
+      echo "dev1:$(stack_random_hex 32)" >"$STACK_MINT_KEY_FILE"
     )
   fi
   chmod 600 "$STACK_MINT_KEY_FILE"
+  IFS=: read -r STACK_MINT_KEY_ID STACK_MINT_KEY_SECRET <"$STACK_MINT_KEY_FILE"
 }
 
-# stack_write_config writes the configuration `duckicelake serve` and
-# `duckicelake creds` read.
+# stack_gateway_root loads (or creates) the gateway's operator root credential.
+stack_gateway_root() {
+  local f=$STACK_DIR/gateway-root.env
+  if [[ ! -s $f ]]; then
+    (
+      umask 077
+      printf 'STACK_ROOT_ACCESS_KEY=DLROOT%s\nSTACK_ROOT_SECRET_KEY=%s\n' \
+        "$(stack_random_hex 7 | tr a-f A-F)" "$(stack_random_hex 20)" >"$f"
+    )
+  fi
+  # shellcheck disable=SC1090
+  source "$f"
+}
+
+# stack_write_config writes the configuration (0600: it holds the keys) that
+# `duckicelake serve` and `duckicelake creds mint` read. Settings in
+# DUCKICELAKE_<TABLE>_<KEY> variables still override it (internal/config).
 stack_write_config() {
   stack_mint_key
+  stack_gateway_root
   local tmp=$STACK_CONFIG.tmp
   (
     umask 077
     cat >"$tmp" <<EOF
-# Written by scripts/stack.sh for the local stack; regenerated on every start.
+# Written by scripts/stack.sh for the local stack; rewritten on every start.
+# Every setting: duckicelake.example.toml.
+
 [gateway]
 listen = "$STACK_GATEWAY_ADDR"
+region = "$STACK_REGION"
 
-[admin]
+[catalog]
 listen = "$STACK_ADMIN_ADDR"
 
 [upstream]
@@ -222,8 +249,17 @@ access_key = "$STACK_S3_ACCESS_KEY"
 secret_key = "$STACK_S3_SECRET_KEY"
 path_style = true
 
-[creds]
-key_files = ["$STACK_MINT_KEY_FILE"]
+[root]
+access_key = "$STACK_ROOT_ACCESS_KEY"
+secret_key = "$STACK_ROOT_SECRET_KEY"
+
+[[mint.keys]]
+id = "$STACK_MINT_KEY_ID"
+secret = "$STACK_MINT_KEY_SECRET"
+
+[log]
+level = "${DUCKICELAKE_STACK_LOG_LEVEL:-info}"
+format = "json"
 EOF
   )
   mv -f "$tmp" "$STACK_CONFIG"
@@ -261,11 +297,14 @@ stack_write_env() {
   (
     umask 077
     {
-      echo "# Written by scripts/stack.sh; source it (set -a; . $STACK_ENV_FILE) to reach the local stack."
+      echo "# Written by scripts/stack.sh; source it (set -a; . $STACK_ENV_FILE; set +a) to reach the local stack."
+      echo "DUCKICELAKE_STACK_ENV=$STACK_ENV_FILE"
       if [[ ${STACK_GATEWAY_UP:-0} == 1 ]]; then
         echo "DUCKICELAKE_GATEWAY_URL=http://$STACK_GATEWAY_ADDR"
         echo "DUCKICELAKE_ADMIN_URL=http://$STACK_ADMIN_ADDR"
         echo "DUCKICELAKE_CONFIG=$STACK_CONFIG"
+        echo "DUCKICELAKE_ROOT_ACCESS_KEY=$STACK_ROOT_ACCESS_KEY"
+        echo "DUCKICELAKE_ROOT_SECRET_KEY=$STACK_ROOT_SECRET_KEY"
       fi
       echo "DUCKICELAKE_S3_ENDPOINT=$STACK_S3_ENDPOINT"
       echo "DUCKICELAKE_S3_REGION=$STACK_REGION"

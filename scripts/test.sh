@@ -10,7 +10,9 @@
 #   DUCKICELAKE_TEST_ADMIN          http://127.0.0.1:PORT, admin/catalog (/readyz, /metrics)
 #   DUCKICELAKE_TEST_CONFIG         the duckicelake.toml the gateway runs with
 #                                   (`duckicelake creds mint --config` takes it)
-#   DUCKICELAKE_TEST_MINT_KEYS      the minting key file named in that config
+#   DUCKICELAKE_TEST_MINT_KEYS      the minting key file ("id:hex secret", also in that config)
+#   DUCKICELAKE_TEST_ROOT_ACCESS_KEY, DUCKICELAKE_TEST_ROOT_SECRET_KEY   the gateway's
+#                                   operator root credential (config [root])
 #   DUCKICELAKE_TEST_S3_ENDPOINT    http://127.0.0.1:PORT, the backend, direct
 #   DUCKICELAKE_TEST_S3_ACCESS_KEY, DUCKICELAKE_TEST_S3_SECRET_KEY   its root keys
 #   DUCKICELAKE_TEST_S3_REGION      us-east-1
@@ -115,9 +117,14 @@ step "start the stack on free ports"
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/duckicelake-test.XXXXXX")
 # Traversable by the postgres user that owns the private cluster when we are root.
 chmod 755 "$scratch"
-# Never inherit a dev or real-backend setting into the tests.
-unset DUCKICELAKE_S3_ENDPOINT DUCKICELAKE_S3_ACCESS_KEY DUCKICELAKE_S3_SECRET_KEY \
-  DUCKICELAKE_GATEWAY_ADDR DUCKICELAKE_ADMIN_ADDR DUCKICELAKE_S3_PORT DUCKICELAKE_S3_HOST
+# Never inherit a dev, real-backend or configuration setting into the tests
+# (DUCKICELAKE_<TABLE>_<KEY> would override the test stack's config file).
+for v in $(compgen -e | grep '^DUCKICELAKE_'); do
+  case $v in
+    DUCKICELAKE_PG_BIN | DUCKICELAKE_DUCKDB_EXTENSIONS | DUCKICELAKE_STACK_LOG_LEVEL) ;;
+    *) unset "$v" ;;
+  esac
+done
 export DUCKICELAKE_DEV_DIR=$scratch/stack DUCKICELAKE_PORTS=free
 stack_init
 if ! stack_up; then
@@ -138,8 +145,11 @@ if [[ ${STACK_GATEWAY_UP:-0} == 1 ]]; then
   export DUCKICELAKE_TEST_ADMIN=http://$STACK_ADMIN_ADDR
   export DUCKICELAKE_TEST_CONFIG=$STACK_CONFIG
   export DUCKICELAKE_TEST_MINT_KEYS=$STACK_MINT_KEY_FILE
+  export DUCKICELAKE_TEST_ROOT_ACCESS_KEY=$STACK_ROOT_ACCESS_KEY
+  export DUCKICELAKE_TEST_ROOT_SECRET_KEY=$STACK_ROOT_SECRET_KEY
 else
-  unset DUCKICELAKE_TEST_GATEWAY DUCKICELAKE_TEST_ADMIN DUCKICELAKE_TEST_CONFIG DUCKICELAKE_TEST_MINT_KEYS
+  unset DUCKICELAKE_TEST_GATEWAY DUCKICELAKE_TEST_ADMIN DUCKICELAKE_TEST_CONFIG DUCKICELAKE_TEST_MINT_KEYS \
+    DUCKICELAKE_TEST_ROOT_ACCESS_KEY DUCKICELAKE_TEST_ROOT_SECRET_KEY
 fi
 [[ -n $python ]] && export DUCKICELAKE_PYTHON=$python
 

@@ -173,7 +173,7 @@ func awsScenario(t *testing.T, e *stackEnv, cl *s3.Client, prefix string) {
 	objs[cp] = objs[a]
 
 	mp := prefix + "multi part.bin"
-	objs[mp] = awsMultipart(t, cl, e.Bucket, mp)
+	objs[mp] = awsMultipart(t, cl, e.Bucket, mp, cl.Options().RequestChecksumCalculation != aws.RequestChecksumCalculationWhenRequired)
 	if got := get(mp, ""); !bytes.Equal(got, objs[mp]) {
 		t.Errorf("GetObject of the multipart object: %d bytes differ from the %d written", len(got), len(objs[mp]))
 	}
@@ -212,20 +212,30 @@ func awsScenario(t *testing.T, e *stackEnv, cl *s3.Client, prefix string) {
 	}
 }
 
-// awsMultipart uploads a 5 MiB + 1 MiB object in two parts and returns its bytes.
-func awsMultipart(t *testing.T, cl *s3.Client, bucket, key string) []byte {
+// awsMultipart uploads a 5 MiB + 1 MiB object in two parts and returns its
+// bytes. With checksums, the upload is created with the algorithm its parts
+// carry, as the SDK's upload manager does.
+func awsMultipart(t *testing.T, cl *s3.Client, bucket, key string, checksums bool) []byte {
 	ctx := context.Background()
 	data := randomBytes(t, 6*mib+3)
-	cr, err := cl.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: &bucket, Key: &key})
+	in := &s3.CreateMultipartUploadInput{Bucket: &bucket, Key: &key}
+	if checksums {
+		in.ChecksumAlgorithm = types.ChecksumAlgorithmCrc32
+	}
+	cr, err := cl.CreateMultipartUpload(ctx, in)
 	if err != nil {
 		t.Fatalf("CreateMultipartUpload: %v", err)
 	}
 	var parts []types.CompletedPart
 	for i, chunk := range [][]byte{data[:5*mib], data[5*mib:]} {
 		n := int32(i + 1)
-		up, err := cl.UploadPart(ctx, &s3.UploadPartInput{
+		upIn := &s3.UploadPartInput{
 			Bucket: &bucket, Key: &key, UploadId: cr.UploadId, PartNumber: &n, Body: bytes.NewReader(chunk),
-		})
+		}
+		if checksums {
+			upIn.ChecksumAlgorithm = types.ChecksumAlgorithmCrc32
+		}
+		up, err := cl.UploadPart(ctx, upIn)
 		if err != nil {
 			t.Fatalf("UploadPart %d: %v", n, err)
 		}
