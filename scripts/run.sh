@@ -19,6 +19,12 @@ go build -ldflags "-X main.version=$(git describe --always --dirty 2>/dev/null |
   -o bin/duckicelake ./cmd/duckicelake
 echo "bin/duckicelake built"
 scripts/versitygw.sh
+# The venv carries DuckDB and its httpfs extension for the snippet below
+# (DuckDB cannot download extensions here). Seconds when it is up to date.
+venv_ok=0
+if [[ ${DUCKICELAKE_NO_VENV:-0} != 1 ]]; then
+  if scripts/venv.sh; then venv_ok=1; else echo "run: scripts/venv.sh failed; the DuckDB snippet needs it" >&2; fi
+fi
 
 stack_init
 stopping=0
@@ -59,20 +65,30 @@ else
     printf '%s\n' "$creds" >"$STACK_DIR/demo.env"
   )
 
-  cat <<EOF
-
-== DuckDB (paste into the DuckDB CLI or con.execute(...) of the Python package;
-   the extension must already be installed: DuckDB cannot download it here, so
-   use .venv (scripts/venv.sh) and its loading recipe in README.md)
+  demo_sql=$STACK_DIR/demo.sql
+  (umask 077; cat >"$demo_sql") <<EOF
+-- DuckDB 1.5.x through the gateway with the demo credential (scripts/run.sh).
+-- The two SETs make LOAD httpfs take the extension from the venv (DuckDB
+-- cannot download it here); a DuckDB that can download needs only LOAD httpfs.
+SET extension_directory = '$repo/.venv/duckdb-extensions';
+SET autoinstall_known_extensions = false;
 LOAD httpfs;
 CREATE OR REPLACE SECRET demo (
-  TYPE S3, KEY_ID '$key', SECRET '$secret', SESSION_TOKEN '$token',
+  TYPE S3, KEY_ID '$key', SECRET '$secret',
+  SESSION_TOKEN '$token',
   ENDPOINT '$STACK_GATEWAY_ADDR', URL_STYLE 'path', USE_SSL false, REGION '$STACK_REGION'
 );
 COPY (SELECT range AS id, 'row ' || range AS label FROM range(1000))
   TO 's3://$bucket/demo/x.parquet' (FORMAT parquet);
 SELECT count(*) AS n, sum(id) AS total FROM read_parquet('s3://$bucket/demo/*.parquet');
 EOF
+  echo
+  echo "== DuckDB snippet (also in $demo_sql)"
+  cat "$demo_sql"
+  echo
+  echo "Run it as is with the venv's DuckDB:"
+  echo "  .venv/bin/python -c 'import sys, duckdb; print(duckdb.connect().execute(sys.stdin.read()).fetchall())' < $demo_sql"
+  ((venv_ok)) || echo "  (after scripts/venv.sh has created .venv)"
 fi
 
 cat <<EOF
