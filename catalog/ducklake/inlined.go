@@ -1,0 +1,269 @@
+package ducklake
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/big"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// InlinedTable is a ducklake_inlined_data_tables row: the Postgres table
+// holding a DuckLake table's inlined rows for one schema version.
+type InlinedTable struct {
+	TableID       int64
+	Name          string // e.g. ducklake_inlined_data_3_4
+	SchemaVersion int64
+}
+
+// InlinedData is the content of one inlined data table visible at a snapshot.
+type InlinedData struct {
+	InlinedTable
+	// Columns are the table's top-level columns at SchemaVersion, in the
+	// inlined table's column order; Row.Values line up with them.
+	Columns []Field
+	Rows    []InlinedRow
+}
+
+// InlinedRow is one inlined row. Values follow the mapping documented in
+// values.go (ParseDuckDBText).
+type InlinedRow struct {
+	RowID      int64 // the row's DuckLake row id
+	Begin, End int64
+	Values     []any
+}
+
+// InlinedTables lists the inlined data tables of table tableID, oldest
+// schema version first.
+func (r *Reader) InlinedTables(ctx context.Context, tableID int64) ([]InlinedTable, error) {
+	rows, err := r.db.Query(ctx, `SELECT table_id, table_name, schema_version FROM `+r.t("ducklake_inlined_data_tables")+`
+		WHERE table_id = $1 ORDER BY schema_version`, tableID)
+	if err != nil {
+		return nil, fmt.Errorf("read inlined data tables of table %d: %w", tableID, err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[InlinedTable])
+	if err != nil {
+		return nil, fmt.Errorf("read inlined data tables of table %d: %w", tableID, err)
+	}
+	return out, nil
+}
+
+// InlinedData reads the inlined rows of table tableID visible at snapshot
+// snap, from every schema version's inlined table. Every row is returned or
+// the call fails: a value that cannot be decoded is an error, never a
+// silently dropped row.
+func (r *Reader) InlinedData(ctx context.Context, snap, tableID int64) ([]InlinedData, error) {
+	tables, err := r.InlinedTables(ctx, tableID)
+	if err != nil {
+		return nil, err
+	}
+	var out []InlinedData
+	for _, it := range tables {
+		ok, err := r.tableExists(ctx, it.Name)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue // flushed and dropped by DuckDB
+		}
+		d, err := r.inlinedData(ctx, snap, it)
+		if err != nil {
+			return nil, fmt.Errorf("inlined data %s: %w", it.Name, err)
+		}
+		if len(d.Rows) > 0 {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+func (r *Reader) inlinedData(ctx context.Context, snap int64, it InlinedTable) (InlinedData, error) {
+	d := InlinedData{InlinedTable: it}
+	// The columns of the schema version the inlined table was made for.
+	var since int64
+	err := r.db.QueryRow(ctx, `SELECT coalesce(
+			(SELECT min(begin_snapshot) FROM `+r.t("ducklake_schema_versions")+` WHERE table_id = $1 AND schema_version = $2),
+			(SELECT min(snapshot_id) FROM `+r.t("ducklake_snapshot")+` WHERE schema_version = $2), -1)`,
+		it.TableID, it.SchemaVersion).Scan(&since)
+	if err != nil {
+		return d, fmt.Errorf("find schema version %d: %w", it.SchemaVersion, err)
+	}
+	if since < 0 {
+		return d, fmt.Errorf("no snapshot has schema version %d", it.SchemaVersion)
+	}
+	fields, err := r.Columns(ctx, since, it.TableID)
+	if err != nil {
+		return d, err
+	}
+	byName := make(map[string]Field, len(fields))
+	for _, f := range fields {
+		byName[f.Name] = f
+	}
+
+	rows, err := r.db.Query(ctx, `SELECT column_name, data_type FROM information_schema.columns
+		WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position`, unquote(r.schema), it.Name)
+	if err != nil {
+		return d, err
+	}
+	type pgCol struct{ Name, PGType string }
+	cols, err := pgx.CollectRows(rows, pgx.RowToStructByPos[pgCol])
+	if err != nil {
+		return d, err
+	}
+	sel := []string{"row_id", "begin_snapshot", "end_snapshot"}
+	for _, c := range cols {
+		switch c.Name {
+		case "row_id", "begin_snapshot", "end_snapshot":
+			continue
+		}
+		f, ok := byName[c.Name]
+		if !ok {
+			return d, fmt.Errorf("column %q is not a column of table %d at schema version %d", c.Name, it.TableID, it.SchemaVersion)
+		}
+		d.Columns = append(d.Columns, f)
+		expr := pgx.Identifier{c.Name}.Sanitize()
+		if c.PGType == "time with time zone" {
+			expr += "::text" // pgx has no binary timetz codec
+		}
+		sel = append(sel, expr)
+	}
+
+	rows, err = r.db.Query(ctx, `SELECT `+strings.Join(sel, ", ")+` FROM `+r.t(pgx.Identifier{it.Name}.Sanitize())+`
+		WHERE `+visible("")+` ORDER BY row_id`, snap)
+	if err != nil {
+		return d, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			return d, err
+		}
+		var row InlinedRow
+		var ok bool
+		if row.RowID, ok = vals[0].(int64); !ok {
+			return d, fmt.Errorf("row_id is %T", vals[0])
+		}
+		row.Begin, _ = vals[1].(int64)
+		row.End, _ = vals[2].(int64)
+		row.Values = make([]any, len(d.Columns))
+		for i, f := range d.Columns {
+			if row.Values[i], err = inlinedValue(f.Type, vals[3+i]); err != nil {
+				return d, fmt.Errorf("row %d column %s: %w", row.RowID, f.Name, err)
+			}
+		}
+		d.Rows = append(d.Rows, row)
+	}
+	return d, rows.Err()
+}
+
+func unquote(quoted string) string {
+	s := strings.TrimSuffix(strings.TrimPrefix(quoted, `"`), `"`)
+	return strings.ReplaceAll(s, `""`, `"`)
+}
+
+// inlinedValue converts a value as pgx decoded it from an inlined data table
+// into the Go value for DuckLake type t. The Postgres storage type per
+// DuckDB type is in data_types.md ("Type Encoding for Data Inlining").
+func inlinedValue(t Type, v any) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	if s, ok := v.(string); ok {
+		// VARCHAR storage: DuckDB's text form (uint64, int128, dates,
+		// timestamps, nested values; timetz cast to text by us).
+		return ParseDuckDBText(t, s)
+	}
+	switch t.Kind {
+	case KindBoolean:
+		if b, ok := v.(bool); ok {
+			return b, nil
+		}
+	case KindInt8:
+		if n, ok := v.(int16); ok && n >= math.MinInt8 && n <= math.MaxInt8 {
+			return int8(n), nil
+		}
+	case KindInt16:
+		if n, ok := v.(int16); ok {
+			return n, nil
+		}
+	case KindInt32:
+		if n, ok := v.(int32); ok {
+			return n, nil
+		}
+	case KindInt64:
+		if n, ok := v.(int64); ok {
+			return n, nil
+		}
+	case KindUint8:
+		if n, ok := v.(int32); ok && n >= 0 && n <= math.MaxUint8 {
+			return uint8(n), nil
+		}
+	case KindUint16:
+		if n, ok := v.(int32); ok && n >= 0 && n <= math.MaxUint16 {
+			return uint16(n), nil
+		}
+	case KindUint32:
+		if n, ok := v.(int64); ok && n >= 0 && n <= math.MaxUint32 {
+			return uint32(n), nil
+		}
+	case KindFloat32:
+		if f, ok := v.(float32); ok {
+			return f, nil
+		}
+	case KindFloat64:
+		if f, ok := v.(float64); ok {
+			return f, nil
+		}
+	case KindDecimal:
+		if n, ok := v.(pgtype.Numeric); ok {
+			return numericToDecimal(n, t.Scale)
+		}
+	case KindVarchar, KindJSON:
+		// BYTEA storage: Postgres text cannot hold NUL bytes.
+		if b, ok := v.([]byte); ok {
+			return string(b), nil
+		}
+	case KindBlob:
+		if b, ok := v.([]byte); ok {
+			return b, nil
+		}
+	case KindUUID:
+		if u, ok := v.([16]byte); ok {
+			return u, nil
+		}
+	case KindTime:
+		if tm, ok := v.(pgtype.Time); ok && tm.Valid {
+			return TimeOfDay(tm.Microseconds), nil
+		}
+	case KindInterval:
+		if iv, ok := v.(pgtype.Interval); ok && iv.Valid {
+			return Interval{Months: iv.Months, Days: iv.Days, Micros: iv.Microseconds}, nil
+		}
+	}
+	return nil, fmt.Errorf("unexpected %T for %s", v, t.Kind)
+}
+
+func numericToDecimal(n pgtype.Numeric, scale int) (Decimal, error) {
+	if !n.Valid || n.NaN || n.InfinityModifier != pgtype.Finite || n.Int == nil {
+		return Decimal{}, fmt.Errorf("numeric %v is not a finite number", n)
+	}
+	// value = Int × 10^Exp; we want Unscaled × 10^-scale.
+	v := new(big.Int).Set(n.Int)
+	shift := int(n.Exp) + scale
+	switch {
+	case shift > 0:
+		v.Mul(v, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(shift)), nil))
+	case shift < 0:
+		div := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(-shift)), nil)
+		q, m := new(big.Int).QuoRem(v, div, new(big.Int))
+		if m.Sign() != 0 {
+			return Decimal{}, fmt.Errorf("numeric has more than %d fraction digits", scale)
+		}
+		v = q
+	}
+	return Decimal{Unscaled: v, Scale: scale}, nil
+}

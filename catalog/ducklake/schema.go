@@ -1,0 +1,320 @@
+package ducklake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// FormatVersion is the DuckLake format version this package reads and
+// creates: the value DuckDB 1.5.x stores under ducklake_metadata key "version".
+const FormatVersion = "1.0"
+
+// DefaultSchema is the Postgres schema holding the catalog tables when none is
+// configured; DuckDB uses the connection's default schema, "public".
+const DefaultSchema = "public"
+
+// ErrUnsupportedVersion is matched (errors.Is) by a *VersionError.
+var ErrUnsupportedVersion = errors.New("unsupported DuckLake catalog version")
+
+// ErrNotCatalog reports a Postgres schema that holds some ducklake_* tables
+// but not a usable catalog (no ducklake_metadata, or no version in it).
+var ErrNotCatalog = errors.New("not a DuckLake catalog")
+
+// ErrDataPathMismatch reports an init whose --data-path differs from the one
+// stored in the existing catalog.
+var ErrDataPathMismatch = errors.New("data path does not match the catalog")
+
+// VersionError reports a catalog whose format version is not FormatVersion.
+type VersionError struct {
+	Version string // as stored in ducklake_metadata
+}
+
+func (e *VersionError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "catalog is DuckLake %s", e.Version)
+	if duckdb := duckDBLineOf(e.Version); duckdb != "" {
+		fmt.Fprintf(&b, " (%s)", duckdb)
+	}
+	fmt.Fprintf(&b, "; duckicelake supports DuckLake %s (DuckDB 1.5.x)", FormatVersion)
+	if olderThanSupported(e.Version) {
+		b.WriteString(": open it once with DuckDB 1.5.x — ATTACH 'ducklake:postgres:<dsn>' AS l (AUTOMATIC_MIGRATION TRUE) — to migrate it to 1.0, then rerun")
+	} else {
+		b.WriteString(": it is newer than this duckicelake understands; use a duckicelake release that supports it")
+	}
+	return b.String()
+}
+
+func (e *VersionError) Is(target error) bool { return target == ErrUnsupportedVersion }
+
+func duckDBLineOf(version string) string {
+	switch version {
+	case "0.1", "0.2":
+		return "DuckDB 1.3"
+	case "0.3", "0.3-dev1":
+		return "DuckDB 1.4"
+	case "0.4", "0.4-dev1":
+		return "a DuckDB 1.5 pre-release"
+	}
+	return ""
+}
+
+// olderThanSupported reports whether DuckDB 1.5.x can migrate version to 1.0.
+func olderThanSupported(version string) bool {
+	return strings.HasPrefix(version, "0.")
+}
+
+// Beginner is what Init needs from a connection: *pgx.Conn, *pgxpool.Pool
+// and pgx.Tx all satisfy it.
+type Beginner interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// InitOptions configures Init.
+type InitOptions struct {
+	// DataPath is where DuckDB writes Parquet files, e.g. "s3://lake/data/".
+	// Required for a new catalog; for an existing one it must match the stored
+	// path when set. A trailing "/" is added when missing, as DuckDB does.
+	DataPath string
+	// Schema is the Postgres schema of the catalog tables (DuckDB's
+	// METADATA_SCHEMA); "" means DefaultSchema.
+	Schema string
+	// CreatedBy is stored under ducklake_metadata key "created_by" in a new
+	// catalog (DuckDB writes "DuckDB <source id>"); "" means "duckicelake".
+	CreatedBy string
+}
+
+// InitResult describes what Init did.
+type InitResult struct {
+	Created    bool   // a new DuckLake catalog was created
+	DataPath   string // the catalog's data path
+	Migrations []int  // sidecar migration versions applied by this call
+}
+
+// Init creates the DuckLake catalog in opts.Schema unless it exists, then
+// applies pending sidecar migrations, all in one transaction under a
+// transaction-scoped advisory lock so concurrent inits serialise. Running it
+// again on an initialised catalog changes nothing.
+func Init(ctx context.Context, db Beginner, opts InitOptions) (InitResult, error) {
+	var res InitResult
+	schema := opts.Schema
+	if schema == "" {
+		schema = DefaultSchema
+	}
+	tx, err := db.Begin(ctx)
+	if err != nil {
+		return res, fmt.Errorf("ducklake init: begin: %w", err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('duckicelake init ' || $1, 0))`, schema); err != nil {
+		return res, fmt.Errorf("ducklake init: advisory lock: %w", err)
+	}
+	if schema != DefaultSchema {
+		if _, err := tx.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{schema}.Sanitize()); err != nil {
+			return res, fmt.Errorf("ducklake init: create schema %s: %w", schema, err)
+		}
+	}
+
+	existing, err := ducklakeTables(ctx, tx, schema)
+	if err != nil {
+		return res, err
+	}
+	switch {
+	case len(existing) == 0:
+		dataPath := normaliseDataPath(opts.DataPath)
+		if dataPath == "" {
+			return res, errors.New("ducklake init: a new catalog needs a data path (e.g. s3://lake/data/)")
+		}
+		createdBy := opts.CreatedBy
+		if createdBy == "" {
+			createdBy = "duckicelake"
+		}
+		if err := createCatalog(ctx, tx, schema, dataPath, createdBy); err != nil {
+			return res, err
+		}
+		res.Created, res.DataPath = true, dataPath
+	case !existing["ducklake_metadata"]:
+		return res, fmt.Errorf("ducklake init: schema %q has %d ducklake_* tables but no ducklake_metadata: %w", schema, len(existing), ErrNotCatalog)
+	default:
+		md, err := readMetadata(ctx, tx, pgx.Identifier{schema}.Sanitize())
+		if err != nil {
+			return res, fmt.Errorf("ducklake init: %w", err)
+		}
+		if err := checkVersion(md); err != nil {
+			return res, fmt.Errorf("ducklake init: %w", err)
+		}
+		res.DataPath = md.DataPath
+		if want := normaliseDataPath(opts.DataPath); want != "" && want != md.DataPath {
+			return res, fmt.Errorf("ducklake init: catalog data path is %q, not %q: %w", md.DataPath, want, ErrDataPathMismatch)
+		}
+	}
+
+	applied, err := migrate(ctx, tx, schema)
+	if err != nil {
+		return res, err
+	}
+	res.Migrations = applied
+	if err := tx.Commit(ctx); err != nil {
+		return res, fmt.Errorf("ducklake init: commit: %w", err)
+	}
+	return res, nil
+}
+
+// normaliseDataPath mirrors DuckDB: trailing separators collapse to one "/".
+func normaliseDataPath(p string) string {
+	p = strings.TrimRight(p, "/")
+	if p == "" {
+		return ""
+	}
+	return p + "/"
+}
+
+// ducklakeTables lists the ducklake_* tables in schema.
+func ducklakeTables(ctx context.Context, q pgx.Tx, schema string) (map[string]bool, error) {
+	rows, err := q.Query(ctx, `SELECT table_name FROM information_schema.tables
+		WHERE table_schema = $1 AND table_name LIKE 'ducklake\_%'`, schema)
+	if err != nil {
+		return nil, fmt.Errorf("ducklake init: list tables: %w", err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("ducklake init: list tables: %w", err)
+	}
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m, nil
+}
+
+func checkVersion(md Metadata) error {
+	switch md.Version {
+	case FormatVersion:
+		return nil
+	case "":
+		return fmt.Errorf("ducklake_metadata has no version: %w", ErrNotCatalog)
+	}
+	return &VersionError{Version: md.Version}
+}
+
+// catalogDDL is the DuckLake 1.0 schema exactly as the ducklake extension of
+// DuckDB 1.5.5 creates it (DuckLakeMetadataManager::InitializeDuckLake), with
+// DuckDB's VARCHAR/TIMESTAMPTZ spelled as Postgres receives them. The
+// comparison with a real DuckDB-made catalog is in schema_test.go.
+var catalogDDL = []string{
+	`CREATE TABLE %s.ducklake_metadata("key" VARCHAR NOT NULL, "value" VARCHAR NOT NULL, "scope" VARCHAR, scope_id BIGINT)`,
+	`CREATE TABLE %s.ducklake_snapshot(snapshot_id BIGINT PRIMARY KEY, snapshot_time TIMESTAMPTZ, schema_version BIGINT, next_catalog_id BIGINT, next_file_id BIGINT)`,
+	`CREATE TABLE %s.ducklake_snapshot_changes(snapshot_id BIGINT PRIMARY KEY, changes_made VARCHAR, author VARCHAR, commit_message VARCHAR, commit_extra_info VARCHAR)`,
+	`CREATE TABLE %s.ducklake_schema(schema_id BIGINT PRIMARY KEY, schema_uuid UUID, begin_snapshot BIGINT, end_snapshot BIGINT, schema_name VARCHAR, path VARCHAR, path_is_relative BOOLEAN)`,
+	`CREATE TABLE %s.ducklake_table(table_id BIGINT, table_uuid UUID, begin_snapshot BIGINT, end_snapshot BIGINT, schema_id BIGINT, table_name VARCHAR, path VARCHAR, path_is_relative BOOLEAN)`,
+	`CREATE TABLE %s.ducklake_view(view_id BIGINT, view_uuid UUID, begin_snapshot BIGINT, end_snapshot BIGINT, schema_id BIGINT, view_name VARCHAR, dialect VARCHAR, "sql" VARCHAR, column_aliases VARCHAR)`,
+	`CREATE TABLE %s.ducklake_tag(object_id BIGINT, begin_snapshot BIGINT, end_snapshot BIGINT, "key" VARCHAR, "value" VARCHAR)`,
+	`CREATE TABLE %s.ducklake_column_tag(table_id BIGINT, column_id BIGINT, begin_snapshot BIGINT, end_snapshot BIGINT, "key" VARCHAR, "value" VARCHAR)`,
+	`CREATE TABLE %s.ducklake_data_file(data_file_id BIGINT PRIMARY KEY, table_id BIGINT, begin_snapshot BIGINT, end_snapshot BIGINT, file_order BIGINT, path VARCHAR, path_is_relative BOOLEAN, file_format VARCHAR, record_count BIGINT, file_size_bytes BIGINT, footer_size BIGINT, row_id_start BIGINT, partition_id BIGINT, encryption_key VARCHAR, mapping_id BIGINT, partial_max BIGINT)`,
+	`CREATE TABLE %s.ducklake_file_column_stats(data_file_id BIGINT, table_id BIGINT, column_id BIGINT, column_size_bytes BIGINT, value_count BIGINT, null_count BIGINT, min_value VARCHAR, max_value VARCHAR, contains_nan BOOLEAN, extra_stats VARCHAR)`,
+	`CREATE TABLE %s.ducklake_file_variant_stats(data_file_id BIGINT, table_id BIGINT, column_id BIGINT, variant_path VARCHAR, shredded_type VARCHAR, column_size_bytes BIGINT, value_count BIGINT, null_count BIGINT, min_value VARCHAR, max_value VARCHAR, contains_nan BOOLEAN, extra_stats VARCHAR)`,
+	`CREATE TABLE %s.ducklake_delete_file(delete_file_id BIGINT PRIMARY KEY, table_id BIGINT, begin_snapshot BIGINT, end_snapshot BIGINT, data_file_id BIGINT, path VARCHAR, path_is_relative BOOLEAN, format VARCHAR, delete_count BIGINT, file_size_bytes BIGINT, footer_size BIGINT, encryption_key VARCHAR, partial_max BIGINT)`,
+	`CREATE TABLE %s.ducklake_column(column_id BIGINT, begin_snapshot BIGINT, end_snapshot BIGINT, table_id BIGINT, column_order BIGINT, column_name VARCHAR, column_type VARCHAR, initial_default VARCHAR, default_value VARCHAR, nulls_allowed BOOLEAN, parent_column BIGINT, default_value_type VARCHAR, default_value_dialect VARCHAR)`,
+	`CREATE TABLE %s.ducklake_table_stats(table_id BIGINT, record_count BIGINT, next_row_id BIGINT, file_size_bytes BIGINT)`,
+	`CREATE TABLE %s.ducklake_table_column_stats(table_id BIGINT, column_id BIGINT, contains_null BOOLEAN, contains_nan BOOLEAN, min_value VARCHAR, max_value VARCHAR, extra_stats VARCHAR)`,
+	`CREATE TABLE %s.ducklake_partition_info(partition_id BIGINT, table_id BIGINT, begin_snapshot BIGINT, end_snapshot BIGINT)`,
+	`CREATE TABLE %s.ducklake_partition_column(partition_id BIGINT, table_id BIGINT, partition_key_index BIGINT, column_id BIGINT, "transform" VARCHAR)`,
+	`CREATE TABLE %s.ducklake_file_partition_value(data_file_id BIGINT, table_id BIGINT, partition_key_index BIGINT, partition_value VARCHAR)`,
+	`CREATE TABLE %s.ducklake_files_scheduled_for_deletion(data_file_id BIGINT, path VARCHAR, path_is_relative BOOLEAN, schedule_start TIMESTAMPTZ)`,
+	`CREATE TABLE %s.ducklake_inlined_data_tables(table_id BIGINT, table_name VARCHAR, schema_version BIGINT)`,
+	`CREATE TABLE %s.ducklake_column_mapping(mapping_id BIGINT, table_id BIGINT, "type" VARCHAR)`,
+	`CREATE TABLE %s.ducklake_name_mapping(mapping_id BIGINT, column_id BIGINT, source_name VARCHAR, target_field_id BIGINT, parent_column BIGINT, is_partition BOOLEAN)`,
+	`CREATE TABLE %s.ducklake_schema_versions(begin_snapshot BIGINT, schema_version BIGINT, table_id BIGINT)`,
+	`CREATE TABLE %s.ducklake_macro(schema_id BIGINT, macro_id BIGINT, macro_name VARCHAR, begin_snapshot BIGINT, end_snapshot BIGINT)`,
+	`CREATE TABLE %s.ducklake_macro_impl(macro_id BIGINT, impl_id BIGINT, dialect VARCHAR, "sql" VARCHAR, "type" VARCHAR)`,
+	`CREATE TABLE %s.ducklake_macro_parameters(macro_id BIGINT, impl_id BIGINT, column_id BIGINT, parameter_name VARCHAR, parameter_type VARCHAR, default_value VARCHAR, default_value_type VARCHAR)`,
+	`CREATE TABLE %s.ducklake_sort_info(sort_id BIGINT, table_id BIGINT, begin_snapshot BIGINT, end_snapshot BIGINT)`,
+	`CREATE TABLE %s.ducklake_sort_expression(sort_id BIGINT, table_id BIGINT, sort_key_index BIGINT, expression VARCHAR, dialect VARCHAR, sort_direction VARCHAR, null_order VARCHAR)`,
+	// The initial state: snapshot 0 creates schema "main".
+	`INSERT INTO %s.ducklake_snapshot VALUES (0, NOW(), 0, 1, 0)`,
+	`INSERT INTO %s.ducklake_snapshot_changes VALUES (0, 'created_schema:"main"', NULL, NULL, NULL)`,
+	`INSERT INTO %s.ducklake_schema VALUES (0, gen_random_uuid(), 0, NULL, 'main', 'main/', true)`,
+}
+
+func createCatalog(ctx context.Context, tx pgx.Tx, schema, dataPath, createdBy string) error {
+	qs := pgx.Identifier{schema}.Sanitize()
+	for _, stmt := range catalogDDL {
+		if _, err := tx.Exec(ctx, fmt.Sprintf(stmt, qs)); err != nil {
+			return fmt.Errorf("ducklake init: %s: %w", firstWords(stmt), err)
+		}
+	}
+	_, err := tx.Exec(ctx, fmt.Sprintf(`INSERT INTO %s.ducklake_metadata ("key", "value") VALUES
+		('version', $1), ('created_by', $2), ('data_path', $3), ('encrypted', 'false')`, qs),
+		FormatVersion, createdBy, dataPath)
+	if err != nil {
+		return fmt.Errorf("ducklake init: insert metadata: %w", err)
+	}
+	return nil
+}
+
+func firstWords(stmt string) string {
+	if i := strings.IndexByte(stmt, '('); i > 0 {
+		return strings.Replace(stmt[:i], "%s.", "", 1)
+	}
+	return stmt
+}
+
+// A migration changes duckicelake's own sidecar tables. Migrations are
+// append-only: a released version never changes, a new one is added.
+type migration struct {
+	version int
+	sql     string // %[1]s is the quoted schema
+}
+
+var migrations = []migration{
+	{1, `
+CREATE TABLE %[1]s.duckicelake_revocation (
+	vend_id    text PRIMARY KEY,
+	expires_at timestamptz NOT NULL
+);
+CREATE INDEX duckicelake_revocation_expires_at ON %[1]s.duckicelake_revocation (expires_at);
+CREATE TABLE %[1]s.duckicelake_table_property (
+	table_id bigint NOT NULL,
+	key      text NOT NULL,
+	value    text NOT NULL,
+	PRIMARY KEY (table_id, key)
+);`},
+}
+
+// SidecarVersion is the newest sidecar migration this build knows.
+func SidecarVersion() int { return migrations[len(migrations)-1].version }
+
+func migrate(ctx context.Context, tx pgx.Tx, schema string) ([]int, error) {
+	qs := pgx.Identifier{schema}.Sanitize()
+	if _, err := tx.Exec(ctx, fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s.duckicelake_schema_migrations (
+		version    integer PRIMARY KEY,
+		applied_at timestamptz NOT NULL DEFAULT now()
+	)`, qs)); err != nil {
+		return nil, fmt.Errorf("ducklake init: migrations table: %w", err)
+	}
+	var current int
+	if err := tx.QueryRow(ctx, fmt.Sprintf(`SELECT coalesce(max(version), 0) FROM %s.duckicelake_schema_migrations`, qs)).Scan(&current); err != nil {
+		return nil, fmt.Errorf("ducklake init: read migrations: %w", err)
+	}
+	if current > SidecarVersion() {
+		return nil, fmt.Errorf("ducklake init: sidecar schema is at version %d, newer than this build's %d; use a newer duckicelake", current, SidecarVersion())
+	}
+	var applied []int
+	for _, m := range migrations {
+		if m.version <= current {
+			continue
+		}
+		if _, err := tx.Exec(ctx, fmt.Sprintf(m.sql, qs)); err != nil {
+			return nil, fmt.Errorf("ducklake init: sidecar migration %d: %w", m.version, err)
+		}
+		if _, err := tx.Exec(ctx, fmt.Sprintf(`INSERT INTO %s.duckicelake_schema_migrations (version) VALUES ($1)`, qs), m.version); err != nil {
+			return nil, fmt.Errorf("ducklake init: record migration %d: %w", m.version, err)
+		}
+		applied = append(applied, m.version)
+	}
+	return applied, nil
+}
