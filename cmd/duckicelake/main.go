@@ -30,6 +30,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "duckicelake", version)
 		return 0
+	case "init":
+		return runInit(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout)
 		return 0
@@ -44,6 +46,7 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `usage: duckicelake <command> [flags]
 
 commands:
+  init      create the DuckLake catalog in Postgres and apply sidecar migrations
   version   print the version
   help      show this help
 `)
