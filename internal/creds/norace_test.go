@@ -1,0 +1,5 @@
+//go:build !race
+
+package creds
+
+const raceEnabled = false
