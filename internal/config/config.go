@@ -1,0 +1,167 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is the whole configuration. Field comments name the TOML key.
+type Config struct {
+	Dev      bool     `toml:"dev"` // development stack; never in production
+	Gateway  Gateway  `toml:"gateway"`
+	Catalog  Catalog  `toml:"catalog"`
+	Upstream Upstream `toml:"upstream"`
+	Root     Root     `toml:"root"`
+	Mint     Mint     `toml:"mint"`
+	Log      Log      `toml:"log"`
+}
+
+// Gateway configures the S3 listener.
+type Gateway struct {
+	Listen string `toml:"listen"`
+	// PublicURL is how clients reach the gateway (behind a proxy or NAT);
+	// empty means derived from Listen, see Config.GatewayURL.
+	PublicURL string `toml:"public_url"`
+	Region    string `toml:"region"` // the SigV4 region clients sign for
+	// VirtualHostDomains are the base domains of virtual-hosted-style
+	// requests: with "s3.example.com", Host "lake.s3.example.com" names
+	// bucket "lake". Empty: path style only.
+	VirtualHostDomains []string `toml:"virtual_host_domains"`
+	// TrustForwarded honours X-Forwarded-Host and X-Forwarded-Proto from a
+	// proxy in front of the gateway. Only behind a proxy that sets them.
+	TrustForwarded    bool          `toml:"trust_forwarded"`
+	HeaderReadTimeout time.Duration `toml:"header_read_timeout"`
+	IdleTimeout       time.Duration `toml:"idle_timeout"`
+	ShutdownTimeout   time.Duration `toml:"shutdown_timeout"` // how long in-flight requests may finish
+	MaxHeaderBytes    ByteSize      `toml:"max_header_bytes"` // request line and headers
+	MaxConnections    int           `toml:"max_connections"`
+	MaxChunkSize      ByteSize      `toml:"max_chunk_size"` // largest aws-chunked chunk accepted
+}
+
+// Catalog configures the catalog listener.
+type Catalog struct {
+	Listen string `toml:"listen"`
+}
+
+// Upstream is the S3 backend behind the gateway.
+type Upstream struct {
+	Endpoint  string `toml:"endpoint"` // http(s)://host[:port]
+	Region    string `toml:"region"`
+	AccessKey string `toml:"access_key"`
+	SecretKey Secret `toml:"secret_key"`
+	PathStyle bool   `toml:"path_style"`
+	// ConnectTimeout bounds dialling the upstream; ResponseTimeout bounds the
+	// wait for its response headers once the request is sent.
+	ConnectTimeout  time.Duration `toml:"connect_timeout"`
+	ResponseTimeout time.Duration `toml:"response_timeout"`
+}
+
+// Root is the operator's static credential for administration.
+type Root struct {
+	AccessKey string `toml:"access_key"`
+	SecretKey Secret `toml:"secret_key"`
+}
+
+// Mint configures credential minting.
+type Mint struct {
+	// Keys are the minting keys; the first mints, all verify.
+	Keys       []MintKey     `toml:"keys"`
+	MaxTTL     time.Duration `toml:"max_ttl"`
+	DefaultTTL time.Duration `toml:"default_ttl"`
+}
+
+// MintKey is a named minting key; Secret is hex or base64 of at least 32
+// bytes (creds.ParseKeySecret).
+type MintKey struct {
+	ID     string `toml:"id"`
+	Secret Secret `toml:"secret"`
+}
+
+// Log configures logging.
+type Log struct {
+	Level  string `toml:"level"`  // debug, info, warn, error
+	Format string `toml:"format"` // json, console
+}
+
+// Secret is a configuration string that must not be printed: fmt and JSON
+// show it as "[redacted]". Use string(s) for the value.
+type Secret string
+
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return "[redacted]"
+}
+
+// GoString keeps %#v from printing the value.
+func (s Secret) GoString() string { return strconv.Quote(s.String()) }
+
+// MarshalText redacts the secret in JSON and other text encodings.
+func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// ByteSize is a size in bytes; as text it may carry a KiB, MiB or GiB suffix.
+type ByteSize int64
+
+// UnmarshalText parses "32768", "16KiB", "16MiB", "1GiB".
+func (b *ByteSize) UnmarshalText(text []byte) error {
+	s := strings.TrimSpace(string(text))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"B", 1}} {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)/mult {
+		return fmt.Errorf("invalid size %q (want bytes, optionally with KiB, MiB or GiB)", text)
+	}
+	*b = ByteSize(n * mult)
+	return nil
+}
+
+// String formats the size with the largest exact binary unit.
+func (b ByteSize) String() string {
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if b != 0 && int64(b)%u.mult == 0 {
+			return strconv.FormatInt(int64(b)/u.mult, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(int64(b), 10)
+}
+
+// Default returns the built-in defaults: a gateway on 127.0.0.1:9000 and a
+// catalog on 127.0.0.1:8181, no upstream, no root credential and no minting
+// keys.
+func Default() *Config {
+	return &Config{
+		Gateway: Gateway{
+			Listen:            "127.0.0.1:9000",
+			Region:            "us-east-1",
+			HeaderReadTimeout: 10 * time.Second,
+			IdleTimeout:       60 * time.Second,
+			ShutdownTimeout:   30 * time.Second,
+			MaxHeaderBytes:    16 << 10,
+			MaxConnections:    4096,
+			MaxChunkSize:      16 << 20,
+		},
+		Catalog: Catalog{Listen: "127.0.0.1:8181"},
+		Upstream: Upstream{
+			Region:          "us-east-1",
+			PathStyle:       true,
+			ConnectTimeout:  5 * time.Second,
+			ResponseTimeout: 60 * time.Second,
+		},
+		Mint: Mint{MaxTTL: 12 * time.Hour, DefaultTTL: time.Hour},
+		Log:  Log{Level: "info", Format: "json"},
+	}
+}

@@ -1,0 +1,338 @@
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// EnvPrefix starts every environment variable the configuration reads.
+const EnvPrefix = "DUCKICELAKE_"
+
+// EnvConfig names the config file when -config is not given.
+const EnvConfig = EnvPrefix + "CONFIG"
+
+// setting is one configuration key and where it lives in a Config.
+type setting struct {
+	key    string            // TOML key, "gateway.listen"
+	usage  string            // flag help
+	secret bool              // no flag: command lines are world-readable
+	hint   string            // how to obtain a value, for Require
+	field  func(*Config) any // pointer to the field
+}
+
+func settings() []setting {
+	return []setting{
+		{key: "dev", usage: "development stack conveniences; never in production", field: func(c *Config) any { return &c.Dev }},
+		{key: "gateway.listen", usage: "S3 gateway listen address", field: func(c *Config) any { return &c.Gateway.Listen }},
+		{key: "gateway.public_url", usage: "URL clients reach the gateway at (default: from gateway.listen)", field: func(c *Config) any { return &c.Gateway.PublicURL }},
+		{key: "gateway.region", usage: "SigV4 region clients sign for", field: func(c *Config) any { return &c.Gateway.Region }},
+		{key: "gateway.virtual_host_domains", usage: "comma-separated base domains for virtual-hosted-style buckets", field: func(c *Config) any { return &c.Gateway.VirtualHostDomains }},
+		{key: "gateway.trust_forwarded", usage: "honour X-Forwarded-Host/-Proto from a proxy in front", field: func(c *Config) any { return &c.Gateway.TrustForwarded }},
+		{key: "gateway.header_read_timeout", usage: "time to read a request's headers", field: func(c *Config) any { return &c.Gateway.HeaderReadTimeout }},
+		{key: "gateway.idle_timeout", usage: "keep-alive idle timeout", field: func(c *Config) any { return &c.Gateway.IdleTimeout }},
+		{key: "gateway.shutdown_timeout", usage: "time in-flight requests get to finish on shutdown", field: func(c *Config) any { return &c.Gateway.ShutdownTimeout }},
+		{key: "gateway.max_header_bytes", usage: "largest request line and headers", field: func(c *Config) any { return &c.Gateway.MaxHeaderBytes }},
+		{key: "gateway.max_connections", usage: "most concurrent client connections", field: func(c *Config) any { return &c.Gateway.MaxConnections }},
+		{key: "gateway.max_chunk_size", usage: "largest aws-chunked chunk accepted", field: func(c *Config) any { return &c.Gateway.MaxChunkSize }},
+		{key: "catalog.listen", usage: "catalog listen address", field: func(c *Config) any { return &c.Catalog.Listen }},
+		{key: "upstream.endpoint", usage: "S3 backend URL, http(s)://host[:port]", field: func(c *Config) any { return &c.Upstream.Endpoint }},
+		{key: "upstream.region", usage: "S3 backend region", field: func(c *Config) any { return &c.Upstream.Region }},
+		{key: "upstream.access_key", usage: "S3 backend access key id", field: func(c *Config) any { return &c.Upstream.AccessKey }},
+		{key: "upstream.secret_key", secret: true, field: func(c *Config) any { return &c.Upstream.SecretKey }},
+		{key: "upstream.path_style", usage: "address the backend path-style", field: func(c *Config) any { return &c.Upstream.PathStyle }},
+		{key: "upstream.connect_timeout", usage: "time to connect to the backend", field: func(c *Config) any { return &c.Upstream.ConnectTimeout }},
+		{key: "upstream.response_timeout", usage: "time to wait for the backend's response headers", field: func(c *Config) any { return &c.Upstream.ResponseTimeout }},
+		{key: "root.access_key", usage: "operator root access key id", field: func(c *Config) any { return &c.Root.AccessKey }},
+		{key: "root.secret_key", secret: true, field: func(c *Config) any { return &c.Root.SecretKey }},
+		{key: "mint.keys", secret: true,
+			hint:  "; generate one with `duckicelake creds keygen` (e.g. DUCKICELAKE_MINT_KEYS=k1:<64 hex digits>)",
+			field: func(c *Config) any { return &c.Mint.Keys }},
+		{key: "mint.max_ttl", usage: "longest credential lifetime; longer requests are capped", field: func(c *Config) any { return &c.Mint.MaxTTL }},
+		{key: "mint.default_ttl", usage: "credential lifetime when none is requested", field: func(c *Config) any { return &c.Mint.DefaultTTL }},
+		{key: "log.level", usage: "debug, info, warn or error", field: func(c *Config) any { return &c.Log.Level }},
+		{key: "log.format", usage: "json or console", field: func(c *Config) any { return &c.Log.Format }},
+	}
+}
+
+func lookupSetting(key string) (setting, bool) {
+	for _, s := range settings() {
+		if s.key == key {
+			return s, true
+		}
+	}
+	return setting{}, false
+}
+
+// EnvName returns the environment variable of a setting's TOML key.
+func EnvName(key string) string {
+	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}
+
+// Error is an invalid setting.
+type Error struct {
+	Key    string // TOML key, e.g. "upstream.endpoint"
+	Source string // where the value came from (env var, flag, file), if known
+	Msg    string
+}
+
+func (e *Error) Error() string {
+	if e.Source != "" {
+		return "config: " + e.Key + " (from " + e.Source + "): " + e.Msg
+	}
+	return "config: " + e.Key + ": " + e.Msg
+}
+
+// set parses text into the field ptr points to.
+func set(ptr any, text string) error {
+	switch p := ptr.(type) {
+	case *string:
+		*p = text
+	case *Secret:
+		*p = Secret(text)
+	case *bool:
+		v, err := strconv.ParseBool(text)
+		if err != nil {
+			return fmt.Errorf("want true or false, got %q", text)
+		}
+		*p = v
+	case *int:
+		v, err := strconv.Atoi(text)
+		if err != nil {
+			return fmt.Errorf("want an integer, got %q", text)
+		}
+		*p = v
+	case *time.Duration:
+		v, err := time.ParseDuration(text)
+		if err != nil {
+			return fmt.Errorf("want a duration like \"90s\" or \"12h\", got %q", text)
+		}
+		*p = v
+	case *ByteSize:
+		return p.UnmarshalText([]byte(text))
+	case *[]string:
+		*p = nil
+		for _, f := range strings.Split(text, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				*p = append(*p, f)
+			}
+		}
+	case *[]MintKey:
+		*p = nil
+		for _, f := range strings.Split(text, ",") {
+			id, secret, ok := strings.Cut(strings.TrimSpace(f), ":")
+			if !ok {
+				return errors.New("want id:secret[,id:secret…]")
+			}
+			*p = append(*p, MintKey{ID: id, Secret: Secret(secret)})
+		}
+	default:
+		panic(fmt.Sprintf("config: no parser for %T", ptr))
+	}
+	return nil
+}
+
+// show formats a field's value for flag help; secrets are never shown.
+func show(ptr any) string {
+	switch p := ptr.(type) {
+	case *string:
+		return *p
+	case *[]string:
+		return strings.Join(*p, ",")
+	case *time.Duration:
+		return p.String()
+	case *ByteSize:
+		return p.String()
+	case *bool:
+		return strconv.FormatBool(*p)
+	case *int:
+		return strconv.Itoa(*p)
+	}
+	return ""
+}
+
+// Flags are the configuration flags of one flag.FlagSet. Register them with
+// AddFlags or AddConfigFlag, parse the FlagSet, then call Load.
+type Flags struct {
+	path string
+	set  []flagValue // in command-line order
+}
+
+type flagValue struct {
+	key   string
+	value string
+}
+
+// AddConfigFlag registers only -config on fs, for commands that read the
+// configuration but are not configured by flags themselves.
+func AddConfigFlag(fs *flag.FlagSet) *Flags {
+	f := &Flags{}
+	fs.StringVar(&f.path, "config", "", "config file (TOML; env "+EnvConfig+")")
+	return f
+}
+
+// AddFlags registers -config and a flag for every setting except secrets.
+func AddFlags(fs *flag.FlagSet) *Flags {
+	f := AddConfigFlag(fs)
+	def := Default()
+	for _, s := range settings() {
+		if s.secret {
+			continue
+		}
+		usage := s.usage + " (env " + EnvName(s.key)
+		if v := show(s.field(def)); v != "" {
+			usage += ", default " + v
+		}
+		usage += ")"
+		parse := func(text string) error {
+			// Check the syntax now, so the flag package reports a bad value
+			// with the flag's name; it is applied in Load, after the env.
+			if err := set(s.field(Default()), text); err != nil {
+				return err
+			}
+			f.set = append(f.set, flagValue{s.key, text})
+			return nil
+		}
+		if _, ok := s.field(def).(*bool); ok {
+			fs.BoolFunc(s.key, usage, parse)
+		} else {
+			fs.Func(s.key, usage, parse)
+		}
+	}
+	return f
+}
+
+// Load returns the configuration from defaults, the config file, the
+// environment (lookupEnv, nil means os.LookupEnv) and the flags parsed so
+// far, in increasing precedence, validated.
+func (f *Flags) Load(lookupEnv func(string) (string, bool)) (*Config, error) {
+	if lookupEnv == nil {
+		lookupEnv = os.LookupEnv
+	}
+	env := func(name string) string {
+		v, _ := lookupEnv(name)
+		return v
+	}
+	c := Default()
+	source := make(map[string]string)
+
+	path := f.path
+	if path == "" {
+		path = env(EnvConfig)
+	}
+	if path != "" {
+		if err := loadFile(c, path, source); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range settings() {
+		name := EnvName(s.key)
+		v := env(name)
+		if v == "" {
+			continue
+		}
+		if err := set(s.field(c), v); err != nil {
+			return nil, &Error{Key: s.key, Source: name, Msg: err.Error()}
+		}
+		source[s.key] = name
+	}
+	for _, fv := range f.set {
+		s, _ := lookupSetting(fv.key)
+		if err := set(s.field(c), fv.value); err != nil {
+			return nil, &Error{Key: s.key, Source: "-" + s.key, Msg: err.Error()}
+		}
+		source[s.key] = "-" + s.key
+	}
+	if err := c.validate(source); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func loadFile(c *Config, path string, source map[string]string) error {
+	md, err := toml.DecodeFile(path, c)
+	if err != nil {
+		return fmt.Errorf("config: %s: %w", path, err)
+	}
+	if undecoded := md.Undecoded(); len(undecoded) > 0 {
+		var errs []error
+		for _, k := range undecoded {
+			errs = append(errs, &Error{Key: k.String(), Source: path, Msg: "unknown key"})
+		}
+		return errors.Join(errs...)
+	}
+	for _, s := range settings() {
+		parts := strings.Split(s.key, ".")
+		if !md.IsDefined(parts...) {
+			continue
+		}
+		source[s.key] = path
+		// TOML integers decode into a time.Duration as nanoseconds:
+		// "idle_timeout = 60" would be 60ns. Insist on "60s".
+		if _, ok := s.field(c).(*time.Duration); ok && md.Type(parts...) != "String" {
+			return &Error{Key: s.key, Source: path, Msg: `want a duration string like "90s" or "12h"`}
+		}
+	}
+	return nil
+}
+
+// Load parses args (the flags of every setting, and -config) and returns the
+// validated configuration and the FlagSet, whose Args are the arguments
+// after the flags. The FlagSet prints nothing: a flag error comes back as
+// err (flag.ErrHelp for -h); to show usage, SetOutput and call Usage.
+// lookupEnv nil means os.LookupEnv.
+func Load(args []string, lookupEnv func(string) (string, bool)) (*Config, *flag.FlagSet, error) {
+	fs := flag.NewFlagSet("duckicelake", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	f := AddFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, fs, err
+	}
+	c, err := f.Load(lookupEnv)
+	return c, fs, err
+}
+
+// Require reports, naming where to set it, the first of the given settings
+// (TOML keys) that is empty.
+func (c *Config) Require(keys ...string) error {
+	for _, key := range keys {
+		s, ok := lookupSetting(key)
+		if !ok {
+			return fmt.Errorf("config: Require: unknown key %q", key)
+		}
+		if !isEmpty(s.field(c)) {
+			continue
+		}
+		where := EnvName(key)
+		if !s.secret {
+			where += ", -" + key
+		}
+		where += " or " + key + " in the config file"
+		if key == "mint.keys" {
+			where = EnvName(key) + "=id:secret or [[mint.keys]] in the config file"
+		}
+		return &Error{Key: key, Msg: "required; set " + where + s.hint}
+	}
+	return nil
+}
+
+func isEmpty(ptr any) bool {
+	switch p := ptr.(type) {
+	case *string:
+		return *p == ""
+	case *Secret:
+		return *p == ""
+	case *[]string:
+		return len(*p) == 0
+	case *[]MintKey:
+		return len(*p) == 0
+	}
+	return false // numbers, durations and booleans always have a value
+}
