@@ -30,6 +30,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "duckicelake", version)
 		return 0
+	case "creds":
+		return runCreds(args[1:], stdout, stderr)
 	case "init":
 		return runInit(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
@@ -46,6 +48,7 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `usage: duckicelake <command> [flags]
 
 commands:
+  creds     mint, inspect and generate keys for gateway credentials
   init      create the DuckLake catalog in Postgres and apply sidecar migrations
   version   print the version
   help      show this help

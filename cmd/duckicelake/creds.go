@@ -1,0 +1,439 @@
+package main
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/duckicelake/duckicelake/internal/config"
+	"github.com/duckicelake/duckicelake/internal/creds"
+)
+
+// credsCommand runs `duckicelake creds`; its environment is injectable for
+// tests.
+type credsCommand struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	lookupEnv      func(string) (string, bool)
+	now            func() time.Time
+}
+
+func runCreds(args []string, stdout, stderr io.Writer) int {
+	c := credsCommand{stdin: os.Stdin, stdout: stdout, stderr: stderr, lookupEnv: os.LookupEnv, now: time.Now}
+	return c.run(args)
+}
+
+const credsUsage = `usage: duckicelake creds <command> [flags]
+
+commands:
+  mint      mint a credential for a principal and a set of grants
+  inspect   decode a session token (and verify it when minting keys are configured)
+  keygen    generate a minting key
+
+Run "duckicelake creds <command> -h" for a command's flags.
+`
+
+func (c credsCommand) run(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(c.stderr, credsUsage)
+		return 2
+	}
+	switch args[0] {
+	case "mint":
+		return c.mint(args[1:])
+	case "inspect":
+		return c.inspect(args[1:])
+	case "keygen":
+		return c.keygen(args[1:])
+	case "help", "-h", "--help":
+		fmt.Fprint(c.stdout, credsUsage)
+		return 0
+	default:
+		fmt.Fprintf(c.stderr, "duckicelake creds: unknown command %q\n\n%s", args[0], credsUsage)
+		return 2
+	}
+}
+
+// flagSet returns a FlagSet whose errors and usage go to stderr, or to
+// stdout for -h.
+func (c credsCommand) flagSet(name, synopsis, help string) *flag.FlagSet {
+	fs := flag.NewFlagSet("duckicelake creds "+name, flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: duckicelake creds %s %s\n\n%s\nflags:\n", name, synopsis, help)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses args; it returns an exit code when the command should stop.
+func (c credsCommand) parse(fs *flag.FlagSet, args []string) (int, bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(c.stdout)
+			fs.Usage()
+			return 0, true
+		}
+		return 2, true // the flag package printed the error and usage
+	}
+	return 0, false
+}
+
+// usageError reports a bad invocation the flag package cannot see.
+func (c credsCommand) usageError(fs *flag.FlagSet, format string, args ...any) int {
+	fmt.Fprintf(c.stderr, "%s: %s\n", fs.Name(), fmt.Sprintf(format, args...))
+	fs.Usage()
+	return 2
+}
+
+func (c credsCommand) fail(name string, err error) int {
+	fmt.Fprintf(c.stderr, "duckicelake creds %s: %v\n", name, err)
+	return 1
+}
+
+const mintHelp = `Mints a credential with the active minting key (mint.keys, or
+DUCKICELAKE_MINT_KEYS=id:secret) and prints it with snippets for DuckDB,
+boto3 and the shell, pointing at the gateway (gateway.public_url, else
+http://<gateway.listen>).
+
+A grant is bucket:prefix:access. The prefix is a literal S3 key prefix (no
+wildcards); end it with '/' ("data/a" also covers "data/ab"). Access is a set
+of letters: r = read and list, w = write, l = list only; so rw = read, write
+and list.
+
+Formats: text (values and snippets), env (exactly three lines
+AWS_ACCESS_KEY_ID=, AWS_SECRET_ACCESS_KEY=, AWS_SESSION_TOKEN=), json (an AWS
+credential_process document, plus VendId, Endpoint and Region).
+`
+
+func (c credsCommand) mint(args []string) int {
+	fs := c.flagSet("mint", "-principal NAME -grant BUCKET:PREFIX:ACCESS [-grant …] [flags]", mintHelp)
+	principal := fs.String("principal", "", "principal the credential acts for (required)")
+	var grants []creds.Grant
+	fs.Func("grant", "bucket:prefix:access, e.g. lake:data/analytics/:rw (repeatable, at least one)", func(s string) error {
+		g, err := creds.ParseGrant(s)
+		if err != nil {
+			return errors.New(strings.TrimPrefix(err.Error(), "creds: "))
+		}
+		grants = append(grants, g)
+		return nil
+	})
+	ttl := fs.Duration("ttl", 0, "lifetime (default mint.default_ttl; capped at mint.max_ttl)")
+	actor := fs.String("actor", creds.ActorHuman, "human or agent")
+	channel := fs.String("channel", creds.ChannelREST, "rest, mcp or smcp")
+	catalog := fs.String("catalog", "", "catalog the credential is for")
+	format := fs.String("format", "text", "output: text, env or json")
+	cfgFlags := config.AddConfigFlag(fs)
+	if code, stop := c.parse(fs, args); stop {
+		return code
+	}
+	switch {
+	case fs.NArg() > 0:
+		return c.usageError(fs, "unexpected argument %q", fs.Arg(0))
+	case *principal == "":
+		return c.usageError(fs, "-principal is required")
+	case len(grants) == 0:
+		return c.usageError(fs, "at least one -grant is required")
+	case *ttl < 0:
+		return c.usageError(fs, "-ttl must be positive, got %s", *ttl)
+	case *actor != creds.ActorHuman && *actor != creds.ActorAgent:
+		return c.usageError(fs, "-actor must be human or agent, got %q", *actor)
+	case *channel != creds.ChannelREST && *channel != creds.ChannelMCP && *channel != creds.ChannelSMCP:
+		return c.usageError(fs, "-channel must be rest, mcp or smcp, got %q", *channel)
+	case *format != "text" && *format != "env" && *format != "json":
+		return c.usageError(fs, "-format must be text, env or json, got %q", *format)
+	}
+
+	cfg, err := cfgFlags.Load(c.lookupEnv)
+	if err != nil {
+		return c.fail("mint", err)
+	}
+	keyring, err := cfg.Keyring()
+	if err != nil {
+		return c.fail("mint", err)
+	}
+	keyring.Now = c.now
+	claims := creds.Claims{Principal: *principal, Actor: *actor, Channel: *channel, Catalog: *catalog, Grants: grants}
+	now := c.now()
+	if *ttl > 0 {
+		claims.Expiry = now.Add(*ttl)
+	}
+	m, err := keyring.Mint(claims)
+	if err != nil {
+		return c.fail("mint", err)
+	}
+	if *ttl > 0 && m.Expiry.Sub(m.IssuedAt) < ttl.Truncate(time.Second) {
+		fmt.Fprintf(c.stderr, "duckicelake creds mint: note: -ttl %s capped to mint.max_ttl %s; expires %s\n",
+			*ttl, cfg.Mint.MaxTTL, m.Expiry.Format(time.RFC3339))
+	}
+
+	out := mintOutput{m: m, claims: claims, endpoint: cfg.GatewayURL(), region: cfg.Gateway.Region}
+	w := bufio.NewWriter(c.stdout)
+	switch *format {
+	case "env":
+		fmt.Fprintf(w, "AWS_ACCESS_KEY_ID=%s\nAWS_SECRET_ACCESS_KEY=%s\nAWS_SESSION_TOKEN=%s\n", m.AccessKeyID, m.SecretAccessKey, m.SessionToken)
+	case "json":
+		err = out.json(w)
+	default:
+		out.text(w, now)
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		return c.fail("mint", err)
+	}
+	return 0
+}
+
+type mintOutput struct {
+	m        creds.Minted
+	claims   creds.Claims
+	endpoint string // http(s)://host:port
+	region   string
+}
+
+func (o *mintOutput) json(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	// The field names are AWS's credential_process format, so the output
+	// can serve as one.
+	return enc.Encode(struct {
+		Version         int
+		AccessKeyID     string `json:"AccessKeyId"`
+		SecretAccessKey string
+		SessionToken    string
+		Expiration      string
+		VendID          string `json:"VendId"`
+		Endpoint        string
+		Region          string
+	}{1, o.m.AccessKeyID, o.m.SecretAccessKey, o.m.SessionToken, o.m.Expiry.Format(time.RFC3339), o.m.VendID, o.endpoint, o.region})
+}
+
+func (o *mintOutput) text(w io.Writer, now time.Time) {
+	m, c := &o.m, &o.claims
+	hostPort, useSSL := o.endpoint, false
+	if u, err := url.Parse(o.endpoint); err == nil && u.Host != "" {
+		hostPort, useSSL = u.Host, u.Scheme == "https"
+	}
+	fmt.Fprintf(w, "Credential for %s (%s, %s", c.Principal, c.Actor, c.Channel)
+	if c.Catalog != "" {
+		fmt.Fprintf(w, ", catalog %s", c.Catalog)
+	}
+	fmt.Fprintf(w, "), vend id %s\nexpires %s (in %s)\ngrants:\n", m.VendID, m.Expiry.Format(time.RFC3339), m.Expiry.Sub(now).Round(time.Second))
+	for _, g := range c.Grants {
+		fmt.Fprintf(w, "  s3://%s/%s  %s\n", g.Bucket, g.Prefix, describeAccess(g.Access))
+	}
+	fmt.Fprintf(w, "\nAWS_ACCESS_KEY_ID      %s\nAWS_SECRET_ACCESS_KEY  %s\nAWS_SESSION_TOKEN      %s\n", m.AccessKeyID, m.SecretAccessKey, m.SessionToken)
+
+	first := c.Grants[0]
+	fmt.Fprintf(w, `
+-- DuckDB
+CREATE OR REPLACE SECRET duckicelake (
+    TYPE S3,
+    KEY_ID %s,
+    SECRET %s,
+    SESSION_TOKEN %s,
+    ENDPOINT %s,
+    URL_STYLE 'path',
+    USE_SSL %t,
+    REGION %s
+);
+-- e.g. SELECT * FROM read_parquet(%s) LIMIT 10;
+`, sqlQuote(m.AccessKeyID), sqlQuote(m.SecretAccessKey), sqlQuote(m.SessionToken), sqlQuote(hostPort), useSSL,
+		sqlQuote(o.region), sqlQuote("s3://"+first.Bucket+"/"+first.Prefix+"**/*.parquet"))
+
+	fmt.Fprintf(w, `
+# Python (boto3)
+import boto3
+from botocore.config import Config
+s3 = boto3.client(
+    "s3",
+    endpoint_url=%s,
+    aws_access_key_id=%s,
+    aws_secret_access_key=%s,
+    aws_session_token=%s,
+    region_name=%s,
+    config=Config(s3={"addressing_style": "path"}),
+)
+`, pyQuote(o.endpoint), pyQuote(m.AccessKeyID), pyQuote(m.SecretAccessKey), pyQuote(m.SessionToken), pyQuote(o.region))
+
+	fmt.Fprintf(w, `
+# Shell
+export AWS_ACCESS_KEY_ID=%s
+export AWS_SECRET_ACCESS_KEY=%s
+export AWS_SESSION_TOKEN=%s
+export AWS_DEFAULT_REGION=%s
+aws --endpoint-url %s s3 ls %s
+`, shQuote(m.AccessKeyID), shQuote(m.SecretAccessKey), shQuote(m.SessionToken), shQuote(o.region),
+		shQuote(o.endpoint), shQuote("s3://"+first.Bucket+"/"+first.Prefix))
+}
+
+func describeAccess(a creds.Access) string {
+	var parts []string
+	for _, p := range []struct {
+		bit  creds.Access
+		name string
+	}{{creds.Read, "read"}, {creds.Write, "write"}, {creds.List, "list"}} {
+		if a&p.bit != 0 {
+			parts = append(parts, p.name)
+		}
+	}
+	return strings.Join(parts, "+")
+}
+
+func sqlQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// pyQuote relies on Go's escapes being a subset of Python's.
+func pyQuote(s string) string { return strconv.Quote(s) }
+
+func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+const inspectHelp = `Decodes a session token and prints its claims (never a secret). When
+minting keys are configured it also verifies the token: MAC, key, validity
+window (revocations are not consulted). Exits 1 when the token does not parse
+or does not verify. TOKEN "-" reads the token from standard input, which
+keeps it out of the process list.
+`
+
+func (c credsCommand) inspect(args []string) int {
+	fs := c.flagSet("inspect", "[flags] TOKEN|-", inspectHelp)
+	format := fs.String("format", "text", "output: text or json")
+	cfgFlags := config.AddConfigFlag(fs)
+	if code, stop := c.parse(fs, args); stop {
+		return code
+	}
+	switch {
+	case fs.NArg() != 1:
+		return c.usageError(fs, "want exactly one TOKEN argument, got %d", fs.NArg())
+	case *format != "text" && *format != "json":
+		return c.usageError(fs, "-format must be text or json, got %q", *format)
+	}
+	token := fs.Arg(0)
+	if token == "-" {
+		b, err := io.ReadAll(io.LimitReader(c.stdin, creds.MaxTokenLen+2))
+		if err != nil {
+			return c.fail("inspect", err)
+		}
+		token = strings.TrimSpace(string(b))
+	}
+	claims, keyID, err := creds.ParseUnverified(token)
+	if err != nil {
+		return c.fail("inspect", err)
+	}
+	cfg, err := cfgFlags.Load(c.lookupEnv)
+	if err != nil {
+		return c.fail("inspect", err)
+	}
+	now := c.now()
+	status, verifyErr := "not verified: no minting keys configured", error(nil)
+	if len(cfg.Mint.Keys) > 0 {
+		keyring, err := cfg.Keyring()
+		if err != nil {
+			return c.fail("inspect", err)
+		}
+		if _, _, verifyErr = keyring.Verify(creds.AccessKeyIDFor(token), token, now); verifyErr == nil {
+			status = "valid (revocations not checked)"
+		} else {
+			status = "INVALID: " + strings.TrimPrefix(verifyErr.Error(), "creds: ")
+		}
+	}
+
+	ak := creds.AccessKeyIDFor(token)
+	w := bufio.NewWriter(c.stdout)
+	if *format == "json" {
+		type grant struct {
+			Bucket string `json:"bucket"`
+			Prefix string `json:"prefix"`
+			Access string `json:"access"`
+		}
+		gs := make([]grant, len(claims.Grants))
+		for i, g := range claims.Grants {
+			gs[i] = grant{g.Bucket, g.Prefix, g.Access.String()}
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(map[string]any{
+			"access_key_id": ak, "key_id": keyID, "principal": claims.Principal, "actor": claims.Actor,
+			"channel": claims.Channel, "catalog": claims.Catalog, "vend_id": claims.VendID,
+			"issued_at": claims.IssuedAt.Format(time.RFC3339), "expiry": claims.Expiry.Format(time.RFC3339),
+			"grants": gs, "status": status,
+		})
+	} else {
+		fmt.Fprintf(w, "access key id  %s\nminting key    %s\nprincipal      %s\nactor          %s\nchannel        %s\ncatalog        %s\nvend id        %s\nissued at      %s\n",
+			ak, keyID, claims.Principal, claims.Actor, claims.Channel, claims.Catalog, claims.VendID, claims.IssuedAt.Format(time.RFC3339))
+		if left := claims.Expiry.Sub(now); left > 0 {
+			fmt.Fprintf(w, "expires        %s (in %s)\n", claims.Expiry.Format(time.RFC3339), left.Round(time.Second))
+		} else {
+			fmt.Fprintf(w, "expires        %s (%s ago)\n", claims.Expiry.Format(time.RFC3339), (-left).Round(time.Second))
+		}
+		for i, g := range claims.Grants {
+			label := "grants        "
+			if i > 0 {
+				label = "              "
+			}
+			fmt.Fprintf(w, "%s %s\n", label, g)
+		}
+		if len(claims.Grants) == 0 {
+			fmt.Fprintf(w, "grants         none\n")
+		}
+		fmt.Fprintf(w, "status         %s\n", status)
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		return c.fail("inspect", err)
+	}
+	if verifyErr != nil {
+		return 1
+	}
+	return 0
+}
+
+const keygenHelp = `Generates a random 32-byte minting key and prints it for the environment
+(DUCKICELAKE_MINT_KEYS=id:hex) or the config file ([[mint.keys]]). To rotate,
+put the new key first and keep the old one until mint.max_ttl has passed.
+`
+
+func (c credsCommand) keygen(args []string) int {
+	fs := c.flagSet("keygen", "[flags]", keygenHelp)
+	id := fs.String("id", "", `key id (default "k" and today's date, e.g. k20260601)`)
+	format := fs.String("format", "env", "output: env or toml")
+	if code, stop := c.parse(fs, args); stop {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return c.usageError(fs, "unexpected argument %q", fs.Arg(0))
+	}
+	if *format != "env" && *format != "toml" {
+		return c.usageError(fs, "-format must be env or toml, got %q", *format)
+	}
+	if *id == "" {
+		*id = "k" + c.now().UTC().Format("20060102")
+	}
+	var secret [32]byte
+	if _, err := rand.Read(secret[:]); err != nil {
+		return c.fail("keygen", err)
+	}
+	// NewKeyring checks the id the way loading the configuration will.
+	if _, err := creds.NewKeyring(creds.Key{ID: *id, Secret: secret[:]}); err != nil {
+		return c.usageError(fs, "-id: %s", strings.TrimPrefix(err.Error(), "creds: "))
+	}
+	if *format == "toml" {
+		fmt.Fprintf(c.stdout, "[[mint.keys]]\nid = %q\nsecret = %q\n", *id, hex.EncodeToString(secret[:]))
+	} else {
+		fmt.Fprintf(c.stdout, "%s=%s:%s\n", config.EnvName("mint.keys"), *id, hex.EncodeToString(secret[:]))
+	}
+	return 0
+}
