@@ -1,0 +1,396 @@
+package sigv4
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"slices"
+)
+
+const upperHex = "0123456789ABCDEF"
+
+// isUnreserved reports whether UriEncode leaves c as is (RFC 3986
+// unreserved characters).
+func isUnreserved(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+		c == '-' || c == '.' || c == '_' || c == '~'
+}
+
+func unhex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+// appendEncodedByte appends c as UriEncode writes it, '/' included (%2F).
+func appendEncodedByte(dst []byte, c byte) []byte {
+	if isUnreserved(c) {
+		return append(dst, c)
+	}
+	return append(dst, '%', upperHex[c>>4], upperHex[c&15])
+}
+
+// appendURIEncode appends s encoded with UriEncode; keepSlash leaves '/'
+// unencoded (paths).
+func appendURIEncode(dst, s []byte, keepSlash bool) []byte {
+	for _, c := range s {
+		if c == '/' && keepSlash {
+			dst = append(dst, c)
+			continue
+		}
+		dst = appendEncodedByte(dst, c)
+	}
+	return dst
+}
+
+// appendCanonicalURI appends the canonical URI of a wire path.
+//
+// S3 (normalize false) does not touch the path's structure: dot segments and
+// repeated slashes stay, and each byte is encoded exactly once. The wire path
+// is decoded and re-encoded, so a client's %2f inside a key becomes %2F (not
+// a separator) and a raw space or UTF-8 byte is encoded; '+' is a literal
+// plus in a path. It reports false on a malformed percent escape.
+//
+// normalize applies the rules AWS uses for every other service: dot segments
+// removed, empty segments dropped (trailing slash kept), then the path as sent
+// encoded again, so an escape on the wire is double-encoded ("%2F" → "%252F").
+func appendCanonicalURI(dst, raw []byte, normalize bool) ([]byte, bool) {
+	if normalize {
+		return appendNormalizedURI(dst, raw), true
+	}
+	if len(raw) == 0 {
+		return append(dst, '/'), true
+	}
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch c {
+		case '/':
+			dst = append(dst, '/')
+		case '%':
+			if i+2 >= len(raw) {
+				return dst, false
+			}
+			hi, ok1 := unhex(raw[i+1])
+			lo, ok2 := unhex(raw[i+2])
+			if !ok1 || !ok2 {
+				return dst, false
+			}
+			dst = appendEncodedByte(dst, hi<<4|lo)
+			i += 2
+		default:
+			dst = appendEncodedByte(dst, c)
+		}
+	}
+	return dst, true
+}
+
+// appendNormalizedURI implements the aws-c-auth path normalisation: split on
+// '/', drop "" and ".", pop on "..", join with a leading '/', keep a trailing
+// '/' if the raw path had one, and encode each segment.
+func appendNormalizedURI(dst, raw []byte) []byte {
+	base := len(dst)
+	rest := raw
+	for len(rest) > 0 {
+		var seg []byte
+		if i := bytes.IndexByte(rest, '/'); i >= 0 {
+			seg, rest = rest[:i], rest[i+1:]
+		} else {
+			seg, rest = rest, nil
+		}
+		switch {
+		case len(seg) == 0 || len(seg) == 1 && seg[0] == '.':
+		case len(seg) == 2 && seg[0] == '.' && seg[1] == '.':
+			// Segments are encoded, so the last '/' written is the last
+			// separator.
+			if i := bytes.LastIndexByte(dst[base:], '/'); i >= 0 {
+				dst = dst[:base+i]
+			}
+		default:
+			dst = append(dst, '/')
+			dst = appendURIEncode(dst, seg, false)
+		}
+	}
+	if len(dst) == base || len(raw) > 0 && raw[len(raw)-1] == '/' {
+		dst = append(dst, '/')
+	}
+	return dst
+}
+
+// appendQueryComponent decodes a raw query name or value (percent escapes,
+// '+' as space, as S3 reads query strings) and appends it re-encoded with
+// UriEncode. It reports false on a malformed escape.
+func appendQueryComponent(dst, raw []byte) ([]byte, bool) {
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch c {
+		case '%':
+			if i+2 >= len(raw) {
+				return dst, false
+			}
+			hi, ok1 := unhex(raw[i+1])
+			lo, ok2 := unhex(raw[i+2])
+			if !ok1 || !ok2 {
+				return dst, false
+			}
+			c = hi<<4 | lo
+			i += 2
+		case '+':
+			c = ' '
+		}
+		dst = appendEncodedByte(dst, c)
+	}
+	return dst, true
+}
+
+// appendQueryDecoded appends the decoded form of a raw query component.
+func appendQueryDecoded(dst, raw []byte) ([]byte, bool) {
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch c {
+		case '%':
+			if i+2 >= len(raw) {
+				return dst, false
+			}
+			hi, ok1 := unhex(raw[i+1])
+			lo, ok2 := unhex(raw[i+2])
+			if !ok1 || !ok2 {
+				return dst, false
+			}
+			c = hi<<4 | lo
+			i += 2
+		case '+':
+			c = ' '
+		}
+		dst = append(dst, c)
+	}
+	return dst, true
+}
+
+// queryNameIs reports whether the raw (still encoded) query name decodes to
+// want, without a buffer.
+func queryNameIs(raw []byte, want string) bool {
+	j := 0
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch c {
+		case '%':
+			if i+2 >= len(raw) {
+				return false
+			}
+			hi, ok1 := unhex(raw[i+1])
+			lo, ok2 := unhex(raw[i+2])
+			if !ok1 || !ok2 {
+				return false
+			}
+			c = hi<<4 | lo
+			i += 2
+		case '+':
+			c = ' '
+		}
+		if j >= len(want) || want[j] != c {
+			return false
+		}
+		j++
+	}
+	return j == len(want)
+}
+
+// nextQueryParam splits the next '&'-separated parameter off q.
+func nextQueryParam(q []byte) (name, value, rest []byte) {
+	param := q
+	if i := bytes.IndexByte(q, '&'); i >= 0 {
+		param, rest = q[:i], q[i+1:]
+	}
+	name = param
+	if i := bytes.IndexByte(param, '='); i >= 0 {
+		name, value = param[:i], param[i+1:]
+	}
+	return name, value, rest
+}
+
+// qparam locates one encoded name and value in scratch.qbuf.
+type qparam struct{ ns, ne, vs, ve int32 }
+
+// maxQueryLen bounds what the canonicaliser accepts; offsets are int32 and
+// no real request comes near it (HTTP servers cap the request line far
+// below).
+const maxQueryLen = 1 << 20
+
+// appendCanonicalQuery appends the canonical query string: every parameter
+// decoded and re-encoded with UriEncode, sorted by encoded name then value,
+// an absent value written as "name=". skipSignature leaves out
+// X-Amz-Signature (presigned requests). It reports false on a malformed
+// escape or an oversized query.
+func appendCanonicalQuery(dst, raw []byte, skipSignature bool, sc *scratch) ([]byte, bool) {
+	if len(raw) == 0 {
+		return dst, true
+	}
+	if len(raw) > maxQueryLen {
+		return dst, false
+	}
+	qb := sc.qbuf[:0]
+	params := sc.params[:0]
+	for rest := raw; len(rest) > 0; {
+		var name, value []byte
+		name, value, rest = nextQueryParam(rest)
+		if len(name) == 0 && len(value) == 0 {
+			continue // "a&&b", trailing '&'
+		}
+		if skipSignature && queryNameIs(name, "X-Amz-Signature") {
+			continue
+		}
+		var p qparam
+		var ok bool
+		p.ns = int32(len(qb))
+		if qb, ok = appendQueryComponent(qb, name); !ok {
+			sc.qbuf = qb
+			return dst, false
+		}
+		p.ne = int32(len(qb))
+		p.vs = p.ne
+		if qb, ok = appendQueryComponent(qb, value); !ok {
+			sc.qbuf = qb
+			return dst, false
+		}
+		p.ve = int32(len(qb))
+		params = append(params, p)
+	}
+	sortParams(params, qb)
+	for i, p := range params {
+		if i > 0 {
+			dst = append(dst, '&')
+		}
+		dst = append(dst, qb[p.ns:p.ne]...)
+		dst = append(dst, '=')
+		dst = append(dst, qb[p.vs:p.ve]...)
+	}
+	sc.qbuf, sc.params = qb, params
+	return dst, true
+}
+
+func compareParams(a, b qparam, qb []byte) int {
+	if c := bytes.Compare(qb[a.ns:a.ne], qb[b.ns:b.ne]); c != 0 {
+		return c
+	}
+	return bytes.Compare(qb[a.vs:a.ve], qb[b.vs:b.ve])
+}
+
+func sortParams(params []qparam, qb []byte) {
+	if len(params) <= 12 {
+		// Insertion sort: requests carry a handful of parameters and it
+		// does not allocate.
+		for i := 1; i < len(params); i++ {
+			for j := i; j > 0 && compareParams(params[j-1], params[j], qb) > 0; j-- {
+				params[j-1], params[j] = params[j], params[j-1]
+			}
+		}
+		return
+	}
+	slices.SortFunc(params, func(a, b qparam) int { return compareParams(a, b, qb) })
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+// appendCanonicalValue appends a header value trimmed, with each inner run
+// of whitespace (including an obs-fold line break) collapsed to one space.
+// Runs of plain bytes are copied whole: most values have no run to collapse.
+func appendCanonicalValue(dst, v []byte) []byte {
+	i, j := 0, len(v)
+	for i < j && isSpace(v[i]) {
+		i++
+	}
+	for j > i && isSpace(v[j-1]) {
+		j--
+	}
+	v = v[i:j]
+	for {
+		k := plainPrefix(v)
+		dst = append(dst, v[:k]...)
+		if k == len(v) {
+			return dst
+		}
+		for k < len(v) && isSpace(v[k]) {
+			k++
+		}
+		dst = append(dst, ' ')
+		v = v[k:]
+	}
+}
+
+// plainPrefix returns the length of v's prefix without whitespace. It tests
+// eight bytes at a time for any byte <= ' ' (header values are mostly long
+// tokens without any), then settles the exact position bytewise.
+func plainPrefix(v []byte) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	k := 0
+	for ; k+8 <= len(v); k += 8 {
+		x := binary.LittleEndian.Uint64(v[k:])
+		if (x-ones*0x21)&^x&highs != 0 {
+			break
+		}
+	}
+	for k < len(v) && (v[k] > ' ' || !isSpace(v[k])) {
+		k++
+	}
+	return k
+}
+
+// scratch holds the per-request buffers of a verification or signature,
+// pooled so a warm path does not allocate.
+type scratch struct {
+	buf    []byte // canonical request
+	qbuf   []byte // encoded query parameters
+	params []qparam
+	vals   [][]byte
+	mac    []byte // HMAC input
+	order  []int  // signer: header order
+}
+
+// signature computes the SigV4 signature of the canonical request in
+// sc.buf: HMAC(key, "AWS4-HMAC-SHA256\n" + amzDate + "\n" + scope + "\n" +
+// hex(SHA256(canonical request))).
+func (sc *scratch) signature(key *[32]byte, amzDate, scope []byte) [32]byte {
+	crHash := sha256.Sum256(sc.buf)
+	m := sc.mac[:0]
+	m = appendPad(m, key, 0x36)
+	m = append(m, Algorithm...)
+	m = append(m, '\n')
+	m = append(m, amzDate...)
+	m = append(m, '\n')
+	m = append(m, scope...)
+	m = append(m, '\n')
+	m = hex.AppendEncode(m, crHash[:])
+	sc.mac = m
+	return hmacFinish(key, sha256.Sum256(m))
+}
+
+// appendPad appends the 64-byte HMAC-SHA256 pad of a 32-byte key.
+func appendPad(dst []byte, key *[32]byte, pad byte) []byte {
+	for _, b := range key {
+		dst = append(dst, b^pad)
+	}
+	for range 32 {
+		dst = append(dst, pad)
+	}
+	return dst
+}
+
+// hmacFinish returns SHA256(key^opad || inner), the outer HMAC step.
+func hmacFinish(key *[32]byte, inner [32]byte) [32]byte {
+	var b [96]byte
+	for i, k := range key {
+		b[i] = k ^ 0x5c
+	}
+	for i := 32; i < 64; i++ {
+		b[i] = 0x5c
+	}
+	copy(b[64:], inner[:])
+	return sha256.Sum256(b[:])
+}
