@@ -1,0 +1,348 @@
+// Command s3bench measures S3 endpoints side by side in one run: the same
+// operations, concurrency and objects against each target, interleaved round
+// by round so that drift on a shared machine hits every target alike, and
+// reported as ratios to the first target (the backend direct).
+//
+// Usage:
+//
+//	s3bench -target 'direct|http://127.0.0.1:7070|AK|SK|' \
+//	        -target 'gateway|http://127.0.0.1:9000|AK|SK|TOKEN' \
+//	        -bucket lake -prefix bench/ -ops get1k,put1k,head,list -duration 5s -rounds 3
+//
+// Requests are signed with duckicelake's own SigV4 signer and sent with
+// fasthttp so that the client costs as little CPU as possible: the client
+// shares the machine with the servers it measures.
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/duckicelake/duckicelake/sigv4"
+)
+
+type target struct {
+	name   string
+	host   string // host:port
+	signer sigv4.Signer
+	client *fasthttp.HostClient
+}
+
+type targetList []string
+
+func (t *targetList) String() string     { return strings.Join(*t, ",") }
+func (t *targetList) Set(v string) error { *t = append(*t, v); return nil }
+
+type opSpec struct {
+	name        string
+	method      string
+	size        int  // object size for put/get
+	concurrency int  // default concurrency
+	large       bool // report MB/s
+}
+
+var ops = map[string]opSpec{
+	"get1k":  {"get1k", "GET", 1 << 10, 32, false},
+	"put1k":  {"put1k", "PUT", 1 << 10, 32, false},
+	"head":   {"head", "HEAD", 1 << 10, 32, false},
+	"list":   {"list", "GET", 0, 32, false},
+	"get64m": {"get64m", "GET", 64 << 20, 4, true},
+	"put64m": {"put64m", "PUT", 64 << 20, 4, true},
+}
+
+func main() {
+	var targets targetList
+	flag.Var(&targets, "target", "name|endpoint|access key|secret|session token (repeatable; the first is the baseline)")
+	bucket := flag.String("bucket", "lake", "bucket")
+	prefix := flag.String("prefix", "bench/", "key prefix (the gateway credential must grant it rwl)")
+	opList := flag.String("ops", "get1k,put1k,head,list,get64m,put64m", "operations, comma-separated")
+	duration := flag.Duration("duration", 5*time.Second, "time per target per round")
+	rounds := flag.Int("rounds", 3, "rounds; targets are interleaved within each round")
+	region := flag.String("region", "us-east-1", "signing region")
+	smallC := flag.Int("c-small", 32, "concurrency for small-object operations")
+	largeC := flag.Int("c-large", 4, "concurrency for large-object operations")
+	flag.Parse()
+	if len(targets) == 0 {
+		fmt.Fprintln(os.Stderr, "s3bench: at least one -target is required")
+		os.Exit(2)
+	}
+	var ts []*target
+	for _, spec := range targets {
+		t, err := parseTarget(spec, *region)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "s3bench:", err)
+			os.Exit(2)
+		}
+		ts = append(ts, t)
+	}
+	b := &bench{bucket: *bucket, prefix: *prefix, duration: *duration}
+	for _, name := range strings.Split(*opList, ",") {
+		op, ok := ops[strings.TrimSpace(name)]
+		if !ok {
+			fmt.Fprintf(os.Stderr, "s3bench: unknown op %q\n", name)
+			os.Exit(2)
+		}
+		op.concurrency = *smallC
+		if op.large {
+			op.concurrency = *largeC
+		}
+		if err := b.prepare(ts[0], op); err != nil {
+			fmt.Fprintf(os.Stderr, "s3bench: prepare %s: %v\n", op.name, err)
+			os.Exit(1)
+		}
+		res := make([]result, len(ts))
+		for r := 0; r < *rounds; r++ {
+			for i, t := range ts {
+				fmt.Fprintf(os.Stderr, "  %s round %d/%d %s …", op.name, r+1, *rounds, t.name)
+				got := b.run(t, op)
+				fmt.Fprintf(os.Stderr, " %s\n", got.summary(op))
+				res[i].add(got)
+			}
+		}
+		report(op, ts, res)
+	}
+}
+
+func parseTarget(spec, region string) (*target, error) {
+	parts := strings.Split(spec, "|")
+	if len(parts) != 5 {
+		return nil, fmt.Errorf("target %q: want name|endpoint|access|secret|token", spec)
+	}
+	u, err := url.Parse(parts[1])
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("target %q: bad endpoint", spec)
+	}
+	return &target{
+		name: parts[0],
+		host: u.Host,
+		signer: sigv4.Signer{AccessKeyID: parts[2], SecretAccessKey: parts[3], SessionToken: parts[4],
+			Region: region, Service: "s3"},
+		client: &fasthttp.HostClient{
+			Addr:                u.Host,
+			MaxConns:            512,
+			StreamResponseBody:  true,
+			ReadBufferSize:      64 << 10,
+			WriteBufferSize:     64 << 10,
+			MaxIdleConnDuration: time.Minute,
+			ReadTimeout:         5 * time.Minute,
+			WriteTimeout:        5 * time.Minute,
+		},
+	}, nil
+}
+
+type bench struct {
+	bucket, prefix string
+	duration       time.Duration
+	payload        []byte
+}
+
+type result struct {
+	requests, bytes, errors int64
+	elapsed                 time.Duration
+	firstErr                string
+}
+
+func (r *result) add(o result) {
+	r.requests += o.requests
+	r.bytes += o.bytes
+	r.errors += o.errors
+	r.elapsed += o.elapsed
+	if r.firstErr == "" {
+		r.firstErr = o.firstErr
+	}
+}
+
+func (r result) reqPerSec() float64 { return float64(r.requests) / r.elapsed.Seconds() }
+func (r result) mbPerSec() float64  { return float64(r.bytes) / (1 << 20) / r.elapsed.Seconds() }
+
+func (r result) summary(op opSpec) string {
+	s := fmt.Sprintf("%.0f req/s", r.reqPerSec())
+	if op.large {
+		s = fmt.Sprintf("%.1f MiB/s", r.mbPerSec())
+	}
+	if r.errors > 0 {
+		s += fmt.Sprintf(" (%d errors, first: %s)", r.errors, r.firstErr)
+	}
+	return s
+}
+
+func (b *bench) key(op opSpec, i int) string {
+	return b.prefix + op.name + "/obj-" + strconv.Itoa(i)
+}
+
+const objectsPerOp = 64
+
+// prepare writes the objects that reads will fetch, through the baseline.
+func (b *bench) prepare(t *target, op opSpec) error {
+	if op.size > len(b.payload) {
+		b.payload = make([]byte, op.size)
+		for i := range b.payload {
+			b.payload[i] = byte(i * 7)
+		}
+	}
+	if op.method == "PUT" {
+		return nil
+	}
+	size := op.size
+	src := op
+	if op.name == "list" {
+		size, src = 1<<10, ops["get1k"]
+	}
+	n := objectsPerOp
+	if op.large {
+		n = op.concurrency
+	}
+	for i := 0; i < n; i++ {
+		if err := b.do(t, "PUT", b.key(src, i), "", b.payload[:size], nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *bench) run(t *target, op opSpec) result {
+	var reqs, bytesDone, errs atomic.Int64
+	var firstErr atomic.Value
+	ctx, cancel := context.WithTimeout(context.Background(), b.duration)
+	defer cancel()
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := 0; w < op.concurrency; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := w; ctx.Err() == nil; i += op.concurrency {
+				var err error
+				var n int
+				switch op.name {
+				case "list":
+					err = b.do(t, "GET", "", "list-type=2&max-keys=100&prefix="+url.QueryEscape(b.prefix+"get1k/"), nil, &n)
+				case "put1k", "put64m":
+					n = op.size
+					err = b.do(t, "PUT", b.key(op, w*1000+i%objectsPerOp), "", b.payload[:op.size], nil)
+				default:
+					idx := i % objectsPerOp
+					if op.large {
+						idx = w
+					}
+					err = b.do(t, op.method, b.key(op, idx), "", nil, &n)
+				}
+				if err != nil {
+					if errs.Add(1) == 1 {
+						firstErr.Store(err.Error())
+					}
+					continue
+				}
+				reqs.Add(1)
+				bytesDone.Add(int64(n))
+			}
+		}(w)
+	}
+	wg.Wait()
+	r := result{requests: reqs.Load(), bytes: bytesDone.Load(), errors: errs.Load(), elapsed: time.Since(start)}
+	if s, ok := firstErr.Load().(string); ok {
+		r.firstErr = s
+	}
+	return r
+}
+
+var errStatus = errors.New("unexpected status")
+
+// do sends one signed request; for reads it drains the body and reports its size in n.
+func (b *bench) do(t *target, method, key, query string, body []byte, n *int) error {
+	req := fasthttp.AcquireRequest()
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	path := "/" + b.bucket
+	if key != "" {
+		path += "/" + key
+	}
+	req.Header.SetMethod(method)
+	req.SetRequestURI(path)
+	if query != "" {
+		req.URI().SetQueryString(query)
+	}
+	req.Header.SetHost(t.host)
+	now := time.Now().UTC()
+	amzDate := now.Format("20060102T150405Z")
+	headers := []sigv4.Header{
+		{Name: []byte("host"), Value: []byte(t.host)},
+		{Name: []byte("x-amz-content-sha256"), Value: []byte(sigv4.UnsignedPayload)},
+		{Name: []byte("x-amz-date"), Value: []byte(amzDate)},
+	}
+	if t.signer.SessionToken != "" {
+		headers = append(headers, sigv4.Header{Name: []byte("x-amz-security-token"), Value: []byte(t.signer.SessionToken)})
+	}
+	for _, h := range headers[1:] {
+		req.Header.SetBytesKV(h.Name, h.Value)
+	}
+	sr := sigv4.SignRequest{
+		Method: []byte(method), RawPath: req.URI().PathOriginal(), RawQuery: req.URI().QueryString(),
+		Headers: headers, PayloadHash: []byte(sigv4.UnsignedPayload),
+	}
+	auth, _ := t.signer.AppendAuthorization(nil, &sr, now)
+	req.Header.SetBytesV("Authorization", auth)
+	if body != nil {
+		req.SetBodyStream(bytes.NewReader(body), len(body))
+	}
+	if method == "HEAD" {
+		resp.SkipBody = true
+	}
+	if err := t.client.Do(req, resp); err != nil {
+		return err
+	}
+	code := resp.StatusCode()
+	var read int64
+	if method != "HEAD" {
+		if s := resp.BodyStream(); s != nil {
+			var err error
+			read, err = io.Copy(io.Discard, s)
+			if err != nil {
+				return err
+			}
+		} else {
+			read = int64(len(resp.Body()))
+		}
+	}
+	if code/100 != 2 {
+		return fmt.Errorf("%w %d for %s %s", errStatus, code, method, path)
+	}
+	if n != nil {
+		*n = int(read)
+	}
+	return nil
+}
+
+func report(op opSpec, ts []*target, res []result) {
+	unit := "req/s"
+	if op.large {
+		unit = "MiB/s"
+	}
+	fmt.Printf("\n%s (c=%d)\n", op.name, op.concurrency)
+	fmt.Printf("| target | %s | vs %s | errors |\n|---|---:|---:|---:|\n", unit, ts[0].name)
+	value := func(r result) float64 {
+		if op.large {
+			return r.mbPerSec()
+		}
+		return r.reqPerSec()
+	}
+	base := value(res[0])
+	for i := range ts {
+		v := value(res[i])
+		fmt.Printf("| %s | %.1f | %.2f× | %d |\n", ts[i].name, v, v/base, res[i].errors)
+	}
+}
