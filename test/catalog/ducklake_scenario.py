@@ -103,6 +103,11 @@ def scenario(dsn: str, data_path: str, scratch: str) -> dict:
         f"INSERT INTO l.s1.small VALUES {SMALL_ROWS[2]}",
         "UPDATE l.s1.small SET name = 'updated', tags = [9] WHERE id = 1",
         "DELETE FROM l.s1.small WHERE id = 2",
+        # A new schema version: old inlined rows stay in the old inlined table.
+        "ALTER TABLE l.s1.small ADD COLUMN extra INTEGER",
+        "INSERT INTO l.s1.small (id, name, extra) VALUES (4, 'four', 44)",
+        "COMMENT ON TABLE l.s1.small IS 'small table'",
+        "COMMENT ON COLUMN l.s1.small.name IS 'the name'",
         "CREATE TABLE l.s1.big (id BIGINT, p INTEGER, v VARCHAR)",
         "ALTER TABLE l.s1.big SET PARTITIONED BY (p)",
         "INSERT INTO l.s1.big SELECT i, i % 3, 'v' || i FROM range(3000) r(i)",
@@ -141,6 +146,11 @@ def scenario(dsn: str, data_path: str, scratch: str) -> dict:
                 t["rows"] = [[render(v) for v in row] for row in rows]
             entry["tables"][name] = t
         report["snapshots"].append(entry)
+    report["comments"] = con.execute(
+        "SELECT comment FROM duckdb_tables() WHERE database_name = 'l' AND table_name = 'small' "
+        "UNION ALL SELECT comment FROM duckdb_columns() WHERE database_name = 'l' AND table_name = 'small' AND column_name = 'name'"
+    ).fetchall()
+    report["comments"] = [c[0] for c in report["comments"]]
     report["describe"] = {
         name: [[r[0], r[1]] for r in con.execute(f"DESCRIBE l.s1.{name}").fetchall()] for name in ("small", "big")
     }

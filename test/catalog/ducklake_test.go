@@ -159,6 +159,7 @@ type scenarioReport struct {
 		} `json:"tables"`
 	} `json:"snapshots"`
 	Describe map[string][][2]string `json:"describe"`
+	Comments []string               `json:"comments"` // of table small, then of its column name
 }
 
 // TestReaderMatchesDuckDB builds a catalog with a real DuckDB (inlined and
@@ -240,6 +241,61 @@ func TestReaderMatchesDuckDB(t *testing.T) {
 	last := rep.Snapshots[len(rep.Snapshots)-1].ID
 	checkTypes(t, r, last, rep.Describe)
 	checkPartitionsAndStats(t, r, last)
+	checkTagsAndMappings(t, r, rep.Snapshots[len(rep.Snapshots)-2].ID, rep.Comments)
+}
+
+// checkTagsAndMappings: DuckDB keeps COMMENT ON as a "comment" tag, and
+// ducklake_add_data_files of a Parquet file without field ids as a name
+// mapping. snap is the last snapshot at which table ext exists.
+func checkTagsAndMappings(t *testing.T, r *ducklake.Reader, snap int64, comments []string) {
+	ctx := context.Background()
+	small, err := r.TableByName(ctx, snap, "s1", "small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tags, err := r.Tags(ctx, snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(comments) != 2 || len(tags) != 1 || tags[0].ObjectID != small.ID || tags[0].Key != "comment" || tags[0].Value != comments[0] {
+		t.Errorf("Tags = %+v, DuckDB comments %q", tags, comments)
+	}
+	fields, err := r.Columns(ctx, snap, small.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctags, err := r.ColumnTags(ctx, snap, small.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ctags) != 1 || ctags[0].ColumnID != fields[1].ID || ctags[0].Key != "comment" || ctags[0].Value != comments[1] {
+		t.Errorf("ColumnTags = %+v, want the comment %q on column %d", ctags, comments[1], fields[1].ID)
+	}
+
+	ext, err := r.TableByName(ctx, snap, "s1", "ext")
+	if err != nil {
+		t.Fatal(err)
+	}
+	extFields, err := r.Columns(ctx, snap, ext.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	maps, err := r.NameMappings(ctx, ext.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := r.DataFiles(ctx, snap, ext.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(maps) != 1 || maps[0].Type != "map_by_name" || len(maps[0].Entries) != 2 || len(files) != 1 || files[0].MappingID != maps[0].ID {
+		t.Fatalf("NameMappings = %+v, files %+v", maps, files)
+	}
+	for i, e := range maps[0].Entries {
+		if e.SourceName != extFields[i].Name || e.TargetFieldID != extFields[i].ID {
+			t.Errorf("mapping entry %+v, want %s -> %d", e, extFields[i].Name, extFields[i].ID)
+		}
+	}
 }
 
 func pairs(ps [][2]*string) []string {
@@ -345,10 +401,17 @@ func checkPartitionsAndStats(t *testing.T, r *ducklake.Reader, snap int64) {
 }
 
 // inlinedRows reads a table's inlined rows at snap and renders them like
-// ducklake_scenario.py's render(), ordered by the first column.
+// ducklake_scenario.py's render(), ordered by the first column. Rows from
+// older schema versions are lined up with the columns at snap by column id,
+// as a reader of the table sees them (a column added later reads as NULL).
 func inlinedRows(t *testing.T, r *ducklake.Reader, snap, tableID int64) [][]string {
 	t.Helper()
-	data, err := r.InlinedData(context.Background(), snap, tableID)
+	ctx := context.Background()
+	current, err := r.Columns(ctx, snap, tableID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := r.InlinedData(ctx, snap, tableID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,9 +422,13 @@ func inlinedRows(t *testing.T, r *ducklake.Reader, snap, tableID int64) [][]stri
 	var rows []row
 	for _, d := range data {
 		for _, ir := range d.Rows {
-			out := make([]string, len(d.Columns))
+			byID := map[int64]any{}
 			for i, c := range d.Columns {
-				out[i] = render(c.Type, ir.Values[i])
+				byID[c.ID] = ir.Values[i]
+			}
+			out := make([]string, len(current))
+			for i, c := range current {
+				out[i] = render(c.Type, byID[c.ID])
 			}
 			id, _ := strconv.ParseInt(out[0], 10, 64)
 			rows = append(rows, row{id, out})
