@@ -188,6 +188,30 @@ stack_start_versitygw() {
   stack_log "S3 backend: versitygw on $STACK_S3_ENDPOINT over $STACK_S3_ROOT (pid $pid, log $log), bucket $STACK_BUCKET"
 }
 
+# stack_start_vgw_proxy ADDR starts versitygw's own S3 proxy mode on ADDR in
+# front of the backend (the nearest peer of the gateway, for benchmarks). It
+# takes the backend's root keys on both sides and sets STACK_PROXY_ENDPOINT.
+stack_start_vgw_proxy() {
+  local addr=$1 log=$STACK_DIR/versitygw-proxy.log
+  # It refuses to start while AWS_CA_BUNDLE is set, and needs
+  # --disable-data-integrity-check in front of a plain-http backend.
+  env -u AWS_CA_BUNDLE \
+    ROOT_ACCESS_KEY_ID="$STACK_S3_ACCESS_KEY" ROOT_SECRET_ACCESS_KEY="$STACK_S3_SECRET_KEY" \
+    VGW_S3_ACCESS_KEY="$STACK_S3_ACCESS_KEY" VGW_S3_SECRET_KEY="$STACK_S3_SECRET_KEY" \
+    "$STACK_VGW_BIN" --port "$addr" --region "$STACK_REGION" --keep-alive --quiet \
+    s3 --endpoint "$STACK_S3_ENDPOINT" --region "$STACK_REGION" --use-path-style \
+    --disable-data-integrity-check >"$log" 2>&1 &
+  local pid=$!
+  stack_track "$pid"
+  STACK_PROXY_ENDPOINT=http://$addr
+  if ! stack_wait_http "$STACK_PROXY_ENDPOINT/" 30 "$pid"; then
+    tail -n 20 "$log" >&2
+    stack_die "versitygw s3 proxy did not come up on $addr (log: $log)"
+    return 1
+  fi
+  stack_log "versitygw s3 proxy: $STACK_PROXY_ENDPOINT -> $STACK_S3_ENDPOINT (pid $pid, log $log)"
+}
+
 # stack_has_serve succeeds when bin/duckicelake has the serve command.
 stack_has_serve() {
   [[ -x $STACK_BIN ]] && "$STACK_BIN" help 2>&1 | grep -qE '^ +serve\b'
