@@ -104,7 +104,7 @@ func (r *Reader) inlinedData(ctx context.Context, snap int64, it InlinedTable) (
 	}
 
 	rows, err := r.db.Query(ctx, `SELECT column_name, data_type FROM information_schema.columns
-		WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position`, unquote(r.schema), it.Name)
+		WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position`, r.schemaName, it.Name)
 	if err != nil {
 		return d, err
 	}
@@ -158,11 +158,6 @@ func (r *Reader) inlinedData(ctx context.Context, snap int64, it InlinedTable) (
 		d.Rows = append(d.Rows, row)
 	}
 	return d, rows.Err()
-}
-
-func unquote(quoted string) string {
-	s := strings.TrimSuffix(strings.TrimPrefix(quoted, `"`), `"`)
-	return strings.ReplaceAll(s, `""`, `"`)
 }
 
 // inlinedValue converts a value as pgx decoded it from an inlined data table

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // ErrNotFound reports a snapshot, schema or table that does not exist at the
@@ -20,14 +19,14 @@ var ErrNotFound = errors.New("not found")
 type Querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 }
 
 // Reader reads a DuckLake 1.0 catalog. It holds no state besides its
 // connection, so one Reader serves any number of goroutines.
 type Reader struct {
-	db     Querier
-	schema string // quoted Postgres schema
+	db         Querier
+	schema     string // quoted Postgres schema
+	schemaName string // as given
 }
 
 // NewReader reads the catalog in Postgres schema schema ("" = DefaultSchema).
@@ -35,7 +34,7 @@ func NewReader(db Querier, schema string) *Reader {
 	if schema == "" {
 		schema = DefaultSchema
 	}
-	return &Reader{db: db, schema: pgx.Identifier{schema}.Sanitize()}
+	return &Reader{db: db, schema: pgx.Identifier{schema}.Sanitize(), schemaName: schema}
 }
 
 // t qualifies a catalog table name.
@@ -126,15 +125,15 @@ func (r *Reader) Snapshots(ctx context.Context) ([]Snapshot, error) {
 
 // Snapshot reads snapshot id; ErrNotFound if it does not exist (or expired).
 func (r *Reader) Snapshot(ctx context.Context, id int64) (Snapshot, error) {
-	return r.oneSnapshot(ctx, `s.snapshot_id = $1`, id)
+	return r.oneSnapshot(ctx, fmt.Sprintf("snapshot %d", id), `s.snapshot_id = $1`, id)
 }
 
 // CurrentSnapshot reads the newest snapshot.
 func (r *Reader) CurrentSnapshot(ctx context.Context) (Snapshot, error) {
-	return r.oneSnapshot(ctx, `s.snapshot_id = (SELECT max(snapshot_id) FROM `+r.t("ducklake_snapshot")+`)`)
+	return r.oneSnapshot(ctx, "current snapshot", `s.snapshot_id = (SELECT max(snapshot_id) FROM `+r.t("ducklake_snapshot")+`)`)
 }
 
-func (r *Reader) oneSnapshot(ctx context.Context, where string, args ...any) (Snapshot, error) {
+func (r *Reader) oneSnapshot(ctx context.Context, what, where string, args ...any) (Snapshot, error) {
 	rows, err := r.db.Query(ctx, `SELECT `+snapshotCols+` FROM `+r.t("ducklake_snapshot")+` s
 		LEFT JOIN `+r.t("ducklake_snapshot_changes")+` c USING (snapshot_id) WHERE `+where, args...)
 	if err != nil {
@@ -142,7 +141,7 @@ func (r *Reader) oneSnapshot(ctx context.Context, where string, args ...any) (Sn
 	}
 	s, err := pgx.CollectExactlyOneRow(rows, scanSnapshot)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return s, fmt.Errorf("snapshot %v: %w", args, ErrNotFound)
+		return s, fmt.Errorf("%s: %w", what, ErrNotFound)
 	}
 	if err != nil {
 		return s, fmt.Errorf("read snapshot: %w", err)

@@ -282,3 +282,37 @@ func TestInitInOtherSchema(t *testing.T) {
 		t.Errorf("rerun = %+v", got)
 	}
 }
+
+func TestReaderOnFreshCatalog(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.Database(t)
+	initDB(t, dsn, ducklake.InitOptions{DataPath: "s3://lake/data/", CreatedBy: "duckicelake test"})
+	conn := pgtest.Connect(t, dsn)
+	r := ducklake.NewReader(conn, "")
+	md, err := r.Metadata(ctx)
+	if err != nil || md.Version != "1.0" || md.DataPath != "s3://lake/data/" || md.CreatedBy != "duckicelake test" || md.Encrypted {
+		t.Fatalf("Metadata = %+v, %v", md, err)
+	}
+	cur, err := r.CurrentSnapshot(ctx)
+	if err != nil || cur.ID != 0 || cur.SchemaVersion != 0 || cur.NextCatalogID != 1 || cur.NextFileID != 0 || cur.Time.IsZero() {
+		t.Fatalf("CurrentSnapshot = %+v, %v", cur, err)
+	}
+	if got := ducklake.ParseChanges(cur.Changes); len(got) != 1 || got[0] != (ducklake.Change{Kind: "created_schema", Target: `"main"`}) {
+		t.Errorf("changes = %q", got)
+	}
+	if _, err := r.Snapshot(ctx, 1); !errors.Is(err, ducklake.ErrNotFound) {
+		t.Errorf("Snapshot(1) = %v, want ErrNotFound", err)
+	}
+	if _, err := r.Table(ctx, 0, 1); !errors.Is(err, ducklake.ErrNotFound) {
+		t.Errorf("Table = %v, want ErrNotFound", err)
+	}
+	if ts, err := r.Tables(ctx, 0); err != nil || len(ts) != 0 {
+		t.Errorf("Tables = %+v, %v", ts, err)
+	}
+	if _, err := conn.Exec(ctx, "UPDATE ducklake_metadata SET value = '0.2' WHERE key = 'version'"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.CheckVersion(ctx); !errors.Is(err, ducklake.ErrUnsupportedVersion) || !strings.Contains(err.Error(), "DuckDB 1.3") {
+		t.Errorf("CheckVersion = %v", err)
+	}
+}
