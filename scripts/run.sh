@@ -52,13 +52,22 @@ only the S3 backend runs: $STACK_S3_ENDPOINT (root keys in $STACK_ENV_FILE).
 EOF
 else
   echo "== demo credential (principal demo, read/write under s3://$bucket/demo/, 12 hours)"
-  mint=("$STACK_BIN" creds mint --principal demo --grant "$bucket:demo/:rw" --ttl 12h --config "$STACK_CONFIG")
-  "${mint[@]}"
-  creds=$("${mint[@]}" --format env)
-  key=$(sed -n 's/^AWS_ACCESS_KEY_ID=//p' <<<"$creds")
-  secret=$(sed -n 's/^AWS_SECRET_ACCESS_KEY=//p' <<<"$creds")
-  token=$(sed -n 's/^AWS_SESSION_TOKEN=//p' <<<"$creds")
-  [[ -n $key && -n $secret && -n $token ]] || stack_die "creds mint --format env printed no credential"
+  minted=$("$STACK_BIN" creds mint --principal demo --grant "$bucket:demo/:rw" --ttl 12h --config "$STACK_CONFIG")
+  echo "$minted"
+  # The same credential for the snippet below: its text output has one
+  # "AWS_ACCESS_KEY_ID   value" line per part.
+  key=$(awk '$1 == "AWS_ACCESS_KEY_ID" { print $2; exit }' <<<"$minted")
+  secret=$(awk '$1 == "AWS_SECRET_ACCESS_KEY" { print $2; exit }' <<<"$minted")
+  token=$(awk '$1 == "AWS_SESSION_TOKEN" { print $2; exit }' <<<"$minted")
+  if [[ -z $key || -z $secret || -z $token ]]; then
+    # The text layout changed: mint one for the snippet in the stable env format.
+    creds=$("$STACK_BIN" creds mint --principal demo --grant "$bucket:demo/:rw" --ttl 12h --config "$STACK_CONFIG" --format env)
+    key=$(sed -n 's/^AWS_ACCESS_KEY_ID=//p' <<<"$creds")
+    secret=$(sed -n 's/^AWS_SECRET_ACCESS_KEY=//p' <<<"$creds")
+    token=$(sed -n 's/^AWS_SESSION_TOKEN=//p' <<<"$creds")
+  fi
+  [[ -n $key && -n $secret && -n $token ]] || stack_die "creds mint printed no credential"
+  creds=$(printf 'AWS_ACCESS_KEY_ID=%s\nAWS_SECRET_ACCESS_KEY=%s\nAWS_SESSION_TOKEN=%s' "$key" "$secret" "$token")
   # The demo credential goes in a file of its own (0600) for scripts.
   (
     umask 077
