@@ -53,7 +53,7 @@ var (
 	errSignature = &Error{ErrSignatureDoesNotMatch,
 		"The request signature we calculated does not match the signature you provided. Check your key and signing method."}
 	errBadPath  = &Error{ErrInvalidRequest, "The request path has a malformed percent-encoding"}
-	errBadQuery = &Error{ErrInvalidRequest, "The query string has a malformed percent-encoding"}
+	errBadQuery = &Error{ErrInvalidRequest, "The query string has a malformed percent-encoding or is too long"}
 
 	errQueryMissing = &Error{ErrAuthorizationQueryParametersError,
 		"Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, and X-Amz-Expires parameters."}

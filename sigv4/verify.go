@@ -149,6 +149,12 @@ func (v *Verifier) maxSkew() time.Duration {
 
 // Verify checks the request's header or presigned authentication and fills
 // res on success. Every failure is an *Error whose code is what S3 answers.
+//
+// Header auth needs x-amz-date (or Date), for s3 a signed
+// x-amz-content-sha256, and a signed x-amz-security-token when one is sent;
+// presigned auth takes the payload as UNSIGNED-PAYLOAD unless the client
+// sent X-Amz-Content-Sha256. res aliases r's memory (AccessKeyID,
+// SessionToken, Trailer) and stays valid as long as r's buffers do.
 func (v *Verifier) Verify(r *Request, store CredentialStore, res *Result) error {
 	sc := v.scratch()
 	err := v.verify(r, store, res, sc)
@@ -507,8 +513,16 @@ func (v *Verifier) verifyPresigned(r *Request, store CredentialStore, res *Resul
 	res.AccessKeyID = cred.accessKeyID
 
 	expires, ok := digits(p.expires)
-	if !ok || len(p.expires) == 0 || len(p.expires) > 9 {
+	switch {
+	case len(p.expires) > 1 && p.expires[0] == '-':
+		if _, num := digits(p.expires[1:]); num {
+			return errQueryExpiresRange
+		}
 		return errQueryExpiresNumber
+	case !ok || len(p.expires) == 0:
+		return errQueryExpiresNumber
+	case len(p.expires) > 9:
+		return errQueryExpiresRange
 	}
 	limit := maxPresignSecs
 	if v.MaxPresignExpiry > 0 {
