@@ -75,7 +75,8 @@ func (s *Signer) signingKey(dst *[32]byte, date []byte) {
 	}
 	k := &signerKey{secret: s.SecretAccessKey, region: s.Region, service: s.Service}
 	copy(k.date[:], date)
-	DeriveSigningKey(&k.key, []byte(s.SecretAccessKey), date, []byte(s.Region), []byte(s.Service))
+	// Derive from the entry's copy so date (the caller's stack) never escapes.
+	DeriveSigningKey(&k.key, []byte(s.SecretAccessKey), k.date[:], []byte(s.Region), []byte(s.Service))
 	s.key.Store(k)
 	*dst = k.key
 }
