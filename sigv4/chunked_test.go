@@ -561,8 +561,8 @@ func TestChunkedTruncation(t *testing.T) {
 						iotest.DataErrReader,
 					} {
 						got, err := decodeAll(wrap(bytes.NewReader(b.wire[:n])), &cfg)
-						if err == nil {
-							t.Fatalf("prefix of %d/%d bytes decoded without error", n, len(b.wire))
+						if CodeOf(err) != ErrIncompleteBody {
+							t.Fatalf("prefix of %d/%d bytes: error %v, want IncompleteBody", n, len(b.wire), err)
 						}
 						if len(got) >= len(payload) {
 							t.Fatalf("prefix of %d bytes: consumer received all %d payload bytes (%v)", n, len(got), err)
