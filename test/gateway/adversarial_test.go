@@ -121,6 +121,8 @@ func (a *adv) expect(t *testing.T, what string, r wireResp, statuses []int, code
 	t.Helper()
 	if !slices.Contains(statuses, r.Status) || (len(codes) > 0 && !slices.Contains(codes, r.code())) {
 		t.Errorf("%s: got %s; want status %v code %v", what, r, statuses, codes)
+	} else {
+		t.Logf("%s: %d %s", what, r.Status, r.code())
 	}
 	a.noLeak(t, what, r.Body)
 }
@@ -433,6 +435,8 @@ func TestAdversarialScope(t *testing.T) {
 			code, status := apiCode(err)
 			if err == nil || status != http.StatusForbidden || (code != "AccessDenied" && code != "Forbidden") {
 				t.Errorf("%s: err %v (code %q, status %d); want 403 AccessDenied", op.name, err, code, status)
+			} else {
+				t.Logf("%s: %d %s", op.name, status, code)
 			}
 			a.unchanged(t, op.name)
 		})
@@ -515,10 +519,11 @@ func TestAdversarialKeyPaths(t *testing.T) {
 				t.Errorf("GET %s: %s", target, r)
 			}
 			a.noLeak(t, "GET "+target, r.Body)
-			r = a.do(t, a.c, &wireReq{Method: "PUT", Target: target, Body: []byte("pwned")}, "")
-			a.noLeak(t, "PUT "+target, r.Body)
-			r = a.do(t, a.c, &wireReq{Method: "DELETE", Target: target}, "")
-			a.noLeak(t, "DELETE "+target, r.Body)
+			pr := a.do(t, a.c, &wireReq{Method: "PUT", Target: target, Body: []byte("pwned")}, "")
+			a.noLeak(t, "PUT "+target, pr.Body)
+			dr := a.do(t, a.c, &wireReq{Method: "DELETE", Target: target}, "")
+			a.noLeak(t, "DELETE "+target, dr.Body)
+			t.Logf("GET %d %s, PUT %d %s, DELETE %d %s", r.Status, r.code(), pr.Status, pr.code(), dr.Status, dr.code())
 			a.unchanged(t, target)
 		})
 	}
@@ -602,9 +607,11 @@ func TestAdversarialBucketConfusion(t *testing.T) {
 			if r.Status == 200 && !bytes.Equal(r.Body, a.Orig) {
 				t.Errorf("GET: 200 with bytes that are not lake's object")
 			}
+			t.Logf("GET %d %s", r.Status, r.code())
 			a.noLeak(t, "GET", r.Body)
 			r = a.do(t, a.c, &wireReq{Method: "PUT", Target: tc.target, Host: tc.host, Header: slices.Clone(tc.extra), Body: a.Orig}, "")
 			a.noLeak(t, "PUT", r.Body)
+			t.Logf("PUT %d %s", r.Status, r.code())
 			otherUnchanged(tc.name)
 			a.unchanged(t, tc.name)
 		})
@@ -759,6 +766,8 @@ func TestAdversarialStreamingPut(t *testing.T) {
 				r := a.streamingPut(t, a.c, a.path(key), tc.mode, data, tc.o)
 				if !slices.Contains(tc.statuses, r.Status) || (len(tc.codes) > 0 && !slices.Contains(tc.codes, r.code())) {
 					t.Errorf("PUT %s: got %s; want status %v code %v", key, r, tc.statuses, tc.codes)
+				} else {
+					t.Logf("PUT %s: %d %s", key, r.Status, r.code())
 				}
 			}
 			if got, ok := a.e.backendGet(t, fresh); ok {
@@ -797,6 +806,8 @@ func TestAdversarialStreamingPut(t *testing.T) {
 				r := send(t, a.addr, w)
 				if !slices.Contains(tc.statuses, r.Status) || (len(tc.codes) > 0 && !slices.Contains(tc.codes, r.code())) {
 					t.Errorf("PUT %s: got %s; want status %v code %v", key, r, tc.statuses, tc.codes)
+				} else {
+					t.Logf("PUT %s: %d %s", key, r.Status, r.code())
 				}
 			}
 			// A truncated upload may surface upstream a moment after the
