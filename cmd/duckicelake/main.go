@@ -34,6 +34,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runCreds(args[1:], stdout, stderr)
 	case "init":
 		return runInit(args[1:], stdout, stderr)
+	case "serve":
+		return runServe(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout)
 		return 0
@@ -50,6 +52,7 @@ func usage(w io.Writer) {
 commands:
   creds     mint, inspect and generate keys for gateway credentials
   init      create the DuckLake catalog in Postgres and apply sidecar migrations
+  serve     run the S3 gateway (and the admin endpoints)
   version   print the version
   help      show this help
 `)

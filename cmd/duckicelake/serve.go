@@ -1,0 +1,214 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/valyala/fasthttp"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/duckicelake/duckicelake/gateway"
+	"github.com/duckicelake/duckicelake/internal/config"
+	"github.com/duckicelake/duckicelake/internal/creds"
+)
+
+const serveUsage = `usage: duckicelake serve [-config file] [flags]
+
+Runs the S3 gateway on gateway.listen and the admin endpoints (/metrics,
+/healthz, /readyz) on catalog.listen, until SIGINT or SIGTERM; then stops
+accepting, lets in-flight requests finish (gateway.shutdown_timeout) and
+exits. Configuration: flags > DUCKICELAKE_* environment > config file >
+defaults (see duckicelake.example.toml).
+
+flags:
+`
+
+func runServe(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serve(ctx, args, stdout, stderr, os.LookupEnv, nil)
+}
+
+// serve runs until ctx ends. ready, if not nil, receives the bound S3 and
+// admin addresses once both listen (tests use port 0).
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer,
+	lookupEnv func(string) (string, bool), ready func(s3, admin net.Addr)) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	flags := config.AddFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), serveUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "duckicelake serve: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	cfg, err := flags.Load(lookupEnv)
+	if err != nil {
+		fmt.Fprintf(stderr, "duckicelake serve: %v\n", err)
+		return 2
+	}
+	if err := cfg.Require("upstream.endpoint", "upstream.access_key", "upstream.secret_key"); err != nil {
+		fmt.Fprintf(stderr, "duckicelake serve: %v\n", err)
+		return 2
+	}
+	var keyring *creds.Keyring
+	if len(cfg.Mint.Keys) > 0 {
+		if keyring, err = cfg.Keyring(); err != nil {
+			fmt.Fprintf(stderr, "duckicelake serve: %v\n", err)
+			return 2
+		}
+		// In memory until the catalog brings Postgres and NOTIFY.
+		keyring.Revocations = &creds.RevocationList{}
+	}
+	root, err := cfg.RootCredential()
+	if err != nil {
+		fmt.Fprintf(stderr, "duckicelake serve: %v\n", err)
+		return 2
+	}
+	if keyring == nil && root == nil {
+		fmt.Fprintln(stderr, "duckicelake serve: no credential could authenticate: configure mint.keys (DUCKICELAKE_MINT_KEYS) or a root credential")
+		return 2
+	}
+
+	logger, err := newServeLogger(stdout, cfg.Log)
+	if err != nil {
+		fmt.Fprintf(stderr, "duckicelake serve: %v\n", err)
+		return 2
+	}
+	defer logger.Sync()
+	// Audit lines are batched: one write per request would cost a syscall
+	// each. They are flushed every second and on shutdown.
+	auditSink := &zapcore.BufferedWriteSyncer{WS: zapcore.AddSync(stdout), Size: 256 << 10, FlushInterval: time.Second}
+	defer auditSink.Stop()
+	audit := zap.New(zapcore.NewCore(serveEncoder(cfg.Log.Format), auditSink, zapcore.InfoLevel))
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics, err := gateway.NewMetrics(reg)
+	if err != nil {
+		fmt.Fprintf(stderr, "duckicelake serve: metrics: %v\n", err)
+		return 1
+	}
+	srv, err := gateway.New(gatewayConfig(cfg), gateway.Deps{
+		Logger: logger, Audit: audit, Metrics: metrics, Keyring: keyring, Root: root,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "duckicelake serve: %v\n", err)
+		return 2
+	}
+
+	ln, err := net.Listen("tcp", cfg.Gateway.Listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "duckicelake serve: gateway.listen: %v\n", err)
+		return 1
+	}
+	aln, err := net.Listen("tcp", cfg.Catalog.Listen)
+	if err != nil {
+		ln.Close()
+		fmt.Fprintf(stderr, "duckicelake serve: catalog.listen: %v\n", err)
+		return 1
+	}
+	admin := &fasthttp.Server{
+		Handler:               srv.AdminHandler(reg, nil),
+		NoDefaultServerHeader: true,
+		ReadTimeout:           10 * time.Second,
+		IdleTimeout:           60 * time.Second,
+	}
+	errc := make(chan error, 2)
+	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- admin.Serve(aln) }()
+	logger.Info("duckicelake serving",
+		zap.String("version", version),
+		zap.String("gateway", ln.Addr().String()),
+		zap.String("gateway_url", cfg.GatewayURL()),
+		zap.String("admin", aln.Addr().String()),
+		zap.String("upstream", cfg.Upstream.Endpoint),
+		zap.Bool("minting", keyring != nil),
+		zap.Bool("root", root != nil))
+	if ready != nil {
+		ready(ln.Addr(), aln.Addr())
+	}
+
+	code := 0
+	select {
+	case <-ctx.Done():
+		logger.Info("shutting down; letting in-flight requests finish", zap.Duration("timeout", cfg.Gateway.ShutdownTimeout))
+	case err := <-errc:
+		logger.Error("listener failed", zap.Error(err))
+		code = 1
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.Gateway.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		logger.Warn("gateway shutdown did not complete", zap.Error(err))
+		code = 1
+	}
+	if err := admin.ShutdownWithContext(sctx); err != nil {
+		logger.Warn("admin shutdown did not complete", zap.Error(err))
+	}
+	logger.Info("stopped")
+	return code
+}
+
+// gatewayConfig maps the configuration file's settings onto the gateway's.
+func gatewayConfig(c *config.Config) gateway.Config {
+	return gateway.Config{
+		Region:              c.Gateway.Region,
+		VirtualHostSuffixes: c.Gateway.VirtualHostDomains,
+		TrustForwarded:      c.Gateway.TrustForwarded,
+		Upstream: gateway.UpstreamConfig{
+			Endpoint:        c.Upstream.Endpoint,
+			Region:          c.Upstream.Region,
+			AccessKeyID:     c.Upstream.AccessKey,
+			SecretAccessKey: string(c.Upstream.SecretKey),
+			PathStyle:       c.Upstream.PathStyle,
+			ConnectTimeout:  c.Upstream.ConnectTimeout,
+			ResponseTimeout: c.Upstream.ResponseTimeout,
+		},
+		HeaderReadTimeout: c.Gateway.HeaderReadTimeout,
+		IdleTimeout:       c.Gateway.IdleTimeout,
+		MaxHeaderBytes:    int(c.Gateway.MaxHeaderBytes),
+		MaxConns:          c.Gateway.MaxConnections,
+		MaxChunkSize:      int(c.Gateway.MaxChunkSize),
+	}
+}
+
+func serveEncoder(format string) zapcore.Encoder {
+	ec := zapcore.EncoderConfig{
+		TimeKey: "ts", LevelKey: "level", MessageKey: "msg", NameKey: "logger",
+		EncodeTime: zapcore.RFC3339NanoTimeEncoder, EncodeLevel: zapcore.LowercaseLevelEncoder,
+		EncodeDuration: zapcore.StringDurationEncoder, LineEnding: zapcore.DefaultLineEnding,
+	}
+	if format == "console" {
+		ec.EncodeTime = zapcore.ISO8601TimeEncoder
+		return zapcore.NewConsoleEncoder(ec)
+	}
+	return zapcore.NewJSONEncoder(ec)
+}
+
+func newServeLogger(w io.Writer, lc config.Log) (*zap.Logger, error) {
+	level, err := zapcore.ParseLevel(lc.Level)
+	if err != nil {
+		return nil, fmt.Errorf("log.level: %w", err)
+	}
+	return zap.New(zapcore.NewCore(serveEncoder(lc.Format), zapcore.Lock(zapcore.AddSync(w)), level)), nil
+}

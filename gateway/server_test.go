@@ -1,0 +1,350 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/duckicelake/duckicelake/internal/creds"
+)
+
+// The backend's root credentials and the gateway operator's.
+const (
+	backendKey    = "BACKENDROOTKEY"
+	backendSecret = "backend-root-secret-0123456789abcdef"
+	gwRootKey     = "GATEWAYROOTKEY"
+	gwRootSecret  = "gateway-root-secret-0123456789abcdef"
+)
+
+// backend is the versitygw process the tests share, started on first use.
+var backend struct {
+	once     sync.Once
+	endpoint string
+	dir      string
+	cmd      *exec.Cmd
+	err      error
+	skip     string
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if backend.cmd != nil && backend.cmd.Process != nil {
+		_ = backend.cmd.Process.Kill()
+		_ = backend.cmd.Wait()
+	}
+	if backend.dir != "" {
+		_ = os.RemoveAll(backend.dir)
+	}
+	os.Exit(code)
+}
+
+// versitygwPath finds bin/versitygw at the repository root.
+func versitygwPath() string {
+	if p := os.Getenv("VERSITYGW_BIN"); p != "" {
+		return p
+	}
+	p, _ := filepath.Abs(filepath.Join("..", "bin", "versitygw"))
+	return p
+}
+
+// needBackend returns the endpoint of a running versitygw in posix mode. It
+// skips the test when bin/versitygw is missing, unless $CI is set.
+func needBackend(t testing.TB) string {
+	t.Helper()
+	backend.once.Do(startBackend)
+	if backend.skip != "" {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI: %s", backend.skip)
+		}
+		t.Skip(backend.skip)
+	}
+	if backend.err != nil {
+		t.Fatalf("versitygw: %v", backend.err)
+	}
+	return backend.endpoint
+}
+
+func startBackend() {
+	bin := versitygwPath()
+	if _, err := os.Stat(bin); err != nil {
+		backend.skip = "no versitygw at " + bin + " (scripts/versitygw.sh builds it)"
+		return
+	}
+	dir, err := os.MkdirTemp("", "gateway-test-s3-")
+	if err != nil {
+		backend.err = err
+		return
+	}
+	backend.dir = dir
+	addr := freeAddr()
+	cmd := exec.Command(bin, "--access", backendKey, "--secret", backendSecret,
+		"--port", addr, "--keep-alive", "--quiet", "posix", dir)
+	cmd.Env = append(os.Environ(), "AWS_CA_BUNDLE=")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		backend.err = err
+		return
+	}
+	backend.cmd = cmd
+	backend.endpoint = "http://" + addr
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	backend.err = fmt.Errorf("did not listen on %s: %s", addr, out.String())
+}
+
+func freeAddr() string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// syncBuffer is a bytes.Buffer safe for the server's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// env is a gateway in front of the shared backend.
+type env struct {
+	t        testing.TB
+	upstream string // backend endpoint
+	endpoint string // gateway endpoint
+	srv      *Server
+	keyring  *creds.Keyring
+	revoked  *creds.RevocationList
+	audit    *syncBuffer
+	registry *prometheus.Registry
+	direct   *s3.Client // root client straight to the backend
+}
+
+type envOption func(*Config, *Deps)
+
+func newEnv(t testing.TB, opts ...envOption) *env {
+	t.Helper()
+	up := needBackend(t)
+	e := &env{t: t, upstream: up, audit: &syncBuffer{}, revoked: &creds.RevocationList{}}
+	var err error
+	e.keyring, err = creds.NewKeyring(creds.Key{ID: "test1", Secret: bytes.Repeat([]byte{7}, 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.keyring.Revocations = e.revoked
+	root, err := creds.NewRoot(gwRootKey, gwRootSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.registry = prometheus.NewRegistry()
+	m, err := NewMetrics(e.registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{
+		Upstream: UpstreamConfig{
+			Endpoint: up, AccessKeyID: backendKey, SecretAccessKey: backendSecret, PathStyle: true,
+		},
+	}
+	deps := Deps{
+		Logger:  NewLogger(&testWriter{t}, zapcore.WarnLevel),
+		Audit:   NewLogger(e.audit, zapcore.InfoLevel),
+		Metrics: m,
+		Keyring: e.keyring,
+		Root:    root,
+	}
+	for _, o := range opts {
+		o(&cfg, &deps)
+	}
+	e.srv, err = New(cfg, deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.endpoint = "http://" + ln.Addr().String()
+	done := make(chan error, 1)
+	go func() { done <- e.srv.Serve(ln) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := e.srv.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	e.direct = newS3Client(up, backendKey, backendSecret, "")
+	return e
+}
+
+// testWriter sends the server's warnings to the test log.
+type testWriter struct{ t testing.TB }
+
+func (w *testWriter) Write(p []byte) (int, error) {
+	w.t.Logf("server: %s", bytes.TrimSpace(p))
+	return len(p), nil
+}
+
+func newS3Client(endpoint, key, secret, token string, opts ...func(*s3.Options)) *s3.Client {
+	return s3.New(s3.Options{
+		BaseEndpoint: aws.String(endpoint),
+		Region:       "us-east-1",
+		UsePathStyle: true,
+		Credentials:  credentials.NewStaticCredentialsProvider(key, secret, token),
+		Retryer:      aws.NopRetryer{},
+	}, opts...)
+}
+
+// client returns an S3 client through the gateway for a credential minted
+// with grants (each "bucket:prefix:access").
+func (e *env) client(grants ...string) (*s3.Client, creds.Minted) {
+	e.t.Helper()
+	m := e.mint(time.Hour, grants...)
+	return newS3Client(e.endpoint, m.AccessKeyID, m.SecretAccessKey, m.SessionToken), m
+}
+
+func (e *env) mint(ttl time.Duration, grants ...string) creds.Minted {
+	e.t.Helper()
+	now := time.Now()
+	if e.keyring.Now != nil {
+		now = e.keyring.Now()
+	}
+	c := creds.Claims{Principal: "alice", Actor: creds.ActorHuman, Channel: creds.ChannelREST,
+		Expiry: now.Add(ttl)}
+	for _, g := range grants {
+		gr, err := creds.ParseGrant(g)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		c.Grants = append(c.Grants, gr)
+	}
+	m, err := e.keyring.Mint(c)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return m
+}
+
+// rootClient is the gateway operator's client through the gateway.
+func (e *env) rootClient() *s3.Client {
+	return newS3Client(e.endpoint, gwRootKey, gwRootSecret, "")
+}
+
+var bucketSeq atomic.Int64
+
+// bucket creates a fresh bucket directly on the backend.
+func (e *env) bucket() string {
+	e.t.Helper()
+	name := fmt.Sprintf("gw%d-%d", time.Now().UnixNano()%1e9, bucketSeq.Add(1))
+	if _, err := e.direct.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: &name}); err != nil {
+		e.t.Fatalf("create bucket: %v", err)
+	}
+	return name
+}
+
+// putDirect writes an object straight to the backend.
+func (e *env) putDirect(bucket, key, body string) {
+	e.t.Helper()
+	_, err := e.direct.PutObject(context.Background(), &s3.PutObjectInput{
+		Bucket: &bucket, Key: &key, Body: strings.NewReader(body)})
+	if err != nil {
+		e.t.Fatalf("direct put %s/%s: %v", bucket, key, err)
+	}
+}
+
+// getDirect reads an object straight from the backend; ok is false when it
+// does not exist.
+func (e *env) getDirect(bucket, key string) (string, bool) {
+	e.t.Helper()
+	out, err := e.direct.GetObject(context.Background(), &s3.GetObjectInput{Bucket: &bucket, Key: &key})
+	if err != nil {
+		var nsk interface{ ErrorCode() string }
+		if errors.As(err, &nsk) && nsk.ErrorCode() == "NoSuchKey" {
+			return "", false
+		}
+		e.t.Fatalf("direct get %s/%s: %v", bucket, key, err)
+	}
+	defer out.Body.Close()
+	var b bytes.Buffer
+	if _, err := b.ReadFrom(out.Body); err != nil {
+		e.t.Fatal(err)
+	}
+	return b.String(), true
+}
+
+// errorCode returns the S3 error code of an SDK error, "" for nil.
+func errorCode(err error) string {
+	if err == nil {
+		return ""
+	}
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		return ae.ErrorCode()
+	}
+	return err.Error()
+}
+
+// httpStatus returns the HTTP status of an SDK error, 0 if none.
+func httpStatus(err error) int {
+	var re interface{ HTTPStatusCode() int }
+	if errors.As(err, &re) {
+		return re.HTTPStatusCode()
+	}
+	return 0
+}
+
+// auditLog returns the audit log once it holds at least n lines: a line is
+// written after its response has gone out, so a client may see the
+// response first.
+func (e *env) auditLog(n int) string {
+	e.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		s := e.audit.String()
+		if strings.Count(s, "\n") >= n || time.Now().After(deadline) {
+			return s
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

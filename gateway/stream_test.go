@@ -1,0 +1,302 @@
+package gateway
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"hash/crc32"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/duckicelake/duckicelake/internal/creds"
+	"github.com/duckicelake/duckicelake/sigv4"
+)
+
+// rawRequest is a request written byte by byte over a connection, signed
+// the way an SDK would, so tests can send what no SDK sends.
+type rawRequest struct {
+	method, path, query string
+	header              []sigv4.Header // extra headers; x-amz-* and content-* are signed
+	payload             string         // x-amz-content-sha256
+	wire                []byte         // the body as sent
+	contentLength       int64          // -1: none
+	unsignedToken       bool           // send the session token without signing it
+}
+
+// sign returns the header block of r signed with m at t, and the seed
+// signature.
+func (r *rawRequest) sign(host string, m creds.Minted, t time.Time) (string, [32]byte) {
+	signer := &sigv4.Signer{AccessKeyID: m.AccessKeyID, SecretAccessKey: m.SecretAccessKey,
+		Region: "us-east-1", Service: "s3"}
+	date := string(sigv4.AppendAmzDate(nil, t))
+	signed := []sigv4.Header{
+		{Name: []byte("host"), Value: []byte(host)},
+		{Name: []byte("x-amz-date"), Value: []byte(date)},
+		{Name: []byte("x-amz-content-sha256"), Value: []byte(r.payload)},
+	}
+	if m.SessionToken != "" && !r.unsignedToken {
+		signed = append(signed, sigv4.Header{Name: []byte("x-amz-security-token"), Value: []byte(m.SessionToken)})
+	}
+	var extra []sigv4.Header
+	for _, h := range r.header {
+		n := strings.ToLower(string(h.Name))
+		if strings.HasPrefix(n, "x-amz-") || strings.HasPrefix(n, "content-") && n != "content-length" {
+			signed = append(signed, h)
+		} else {
+			extra = append(extra, h)
+		}
+	}
+	auth, seed := signer.AppendAuthorization(nil, &sigv4.SignRequest{
+		Method: []byte(r.method), RawPath: []byte(r.path), RawQuery: []byte(r.query),
+		Headers: signed, PayloadHash: []byte(r.payload)}, t)
+	var b strings.Builder
+	target := r.path
+	if r.query != "" {
+		target += "?" + r.query
+	}
+	b.WriteString(r.method + " " + target + " HTTP/1.1\r\n")
+	b.WriteString("Authorization: " + string(auth) + "\r\n")
+	for _, h := range signed {
+		b.WriteString(string(h.Name) + ": " + string(h.Value) + "\r\n")
+	}
+	if r.unsignedToken {
+		b.WriteString("x-amz-security-token: " + m.SessionToken + "\r\n")
+	}
+	for _, h := range extra {
+		b.WriteString(string(h.Name) + ": " + string(h.Value) + "\r\n")
+	}
+	if r.contentLength >= 0 {
+		b.WriteString("Content-Length: " + strconv.FormatInt(r.contentLength, 10) + "\r\n")
+	}
+	b.WriteString("\r\n")
+	return b.String(), seed
+}
+
+// send writes the request (headers, then wire) and reads the response.
+// With truncate, only that many wire bytes are sent before the write side
+// is closed.
+func (e *env) send(t *testing.T, head string, wire []byte, truncate int) (*http.Response, string) {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(e.endpoint, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(20 * time.Second))
+	if _, err := io.WriteString(conn, head); err != nil {
+		t.Fatal(err)
+	}
+	if truncate >= 0 {
+		wire = wire[:truncate]
+	}
+	if _, err := conn.Write(wire); err != nil {
+		t.Fatal(err)
+	}
+	if truncate >= 0 {
+		conn.(*net.TCPConn).CloseWrite()
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		// A truncated upload may also just be cut off.
+		if truncate >= 0 {
+			return nil, ""
+		}
+		t.Fatalf("read response: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, string(body)
+}
+
+// chunkedBody encodes data as aws-chunked for a request signed with m at t.
+func chunkedBody(t *testing.T, m creds.Minted, at time.Time, seed [32]byte, signed bool, trailer string, data []byte, chunk int) []byte {
+	t.Helper()
+	date := sigv4.AppendAmzDate(nil, at)
+	scope := string(date[:8]) + "/us-east-1/s3/aws4_request"
+	cfg := &sigv4.ChunkedConfig{Signed: signed, AmzDate: date, Scope: []byte(scope), SeedSignature: seed,
+		Trailer: []byte(trailer), DecodedLength: int64(len(data))}
+	sigv4.DeriveSigningKey(&cfg.SigningKey, []byte(m.SecretAccessKey), date[:8], []byte("us-east-1"), []byte("s3"))
+	wire, err := io.ReadAll(sigv4.NewChunkedEncoder(bytes.NewReader(data), cfg, chunk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wire
+}
+
+// TestStreamingUploadIntegrity: a PUT whose body does not verify or does not
+// arrive whole neither creates nor overwrites the object on the backend.
+func TestStreamingUploadIntegrity(t *testing.T) {
+	e := newEnv(t)
+	b := e.bucket()
+	m := e.mint(time.Hour, b+":data/:rw")
+	host := strings.TrimPrefix(e.endpoint, "http://")
+	data := make([]byte, 300<<10)
+	rand.Read(data)
+	const chunk = 64 << 10
+
+	type tamper func(wire []byte) []byte
+	flipSig := func(n int) tamper { // the n-th "chunk-signature=" value
+		return func(w []byte) []byte {
+			w = bytes.Clone(w)
+			i := 0
+			for range n + 1 {
+				j := bytes.Index(w[i:], []byte("chunk-signature="))
+				i += j + len("chunk-signature=")
+			}
+			w[i] ^= 1
+			return w
+		}
+	}
+	flipData := func(w []byte) []byte {
+		w = bytes.Clone(w)
+		i := bytes.Index(w, []byte("\r\n")) + 2 + 100
+		w[i] ^= 0x55
+		return w
+	}
+	flipTrailerSig := func(w []byte) []byte {
+		w = bytes.Clone(w)
+		i := bytes.Index(w, []byte("x-amz-trailer-signature:")) + len("x-amz-trailer-signature:")
+		w[i+3] ^= 1
+		return w
+	}
+	crc := func(d []byte) string {
+		var s [4]byte
+		v := crc32.ChecksumIEEE(d)
+		s[0], s[1], s[2], s[3] = byte(v>>24), byte(v>>16), byte(v>>8), byte(v)
+		return base64.StdEncoding.EncodeToString(s[:])
+	}
+
+	cases := []struct {
+		name     string
+		payload  string
+		trailer  string
+		signed   bool
+		tamper   tamper
+		truncate int // wire bytes sent before the write side closes; -1 all
+		wantCode string
+	}{
+		{name: "valid signed", payload: sigv4.StreamingPayload, signed: true, truncate: -1},
+		{name: "valid signed trailer", payload: sigv4.StreamingPayloadTrailer, signed: true, trailer: "x-amz-checksum-crc32", truncate: -1},
+		{name: "valid unsigned trailer", payload: sigv4.StreamingUnsignedTrailer, trailer: "x-amz-checksum-crc32", truncate: -1},
+		{name: "valid unsigned payload", payload: sigv4.UnsignedPayload, truncate: -1},
+		{name: "first chunk signature", payload: sigv4.StreamingPayload, signed: true, tamper: flipSig(0), truncate: -1, wantCode: "SignatureDoesNotMatch"},
+		{name: "middle chunk signature", payload: sigv4.StreamingPayload, signed: true, tamper: flipSig(2), truncate: -1, wantCode: "SignatureDoesNotMatch"},
+		{name: "final chunk signature", payload: sigv4.StreamingPayload, signed: true, tamper: flipSig(5), truncate: -1, wantCode: "SignatureDoesNotMatch"},
+		{name: "chunk data", payload: sigv4.StreamingPayload, signed: true, tamper: flipData, truncate: -1, wantCode: "SignatureDoesNotMatch"},
+		{name: "trailer signature", payload: sigv4.StreamingPayloadTrailer, signed: true, trailer: "x-amz-checksum-crc32", tamper: flipTrailerSig, truncate: -1, wantCode: "SignatureDoesNotMatch"},
+		{name: "unsigned trailer checksum", payload: sigv4.StreamingUnsignedTrailer, trailer: "x-amz-checksum-crc32", tamper: flipData, truncate: -1, wantCode: "BadDigest"},
+		{name: "truncated signed", payload: sigv4.StreamingPayload, signed: true, truncate: 200 << 10},
+		{name: "truncated before final chunk", payload: sigv4.StreamingPayload, signed: true, truncate: -2},
+		{name: "truncated unsigned payload", payload: sigv4.UnsignedPayload, truncate: 200 << 10},
+		{name: "truncated sha256 payload", payload: "sha256", truncate: 200 << 10},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, existing := range []bool{false, true} {
+				key := "data/" + strings.ReplaceAll(tc.name, " ", "-") + "-" + strconv.FormatBool(existing)
+				if existing {
+					e.putDirect(b, key, "old content")
+				}
+				now := time.Now()
+				r := &rawRequest{method: "PUT", path: "/" + b + "/" + key, payload: tc.payload}
+				streaming := strings.HasPrefix(tc.payload, "STREAMING-")
+				if tc.payload == "sha256" {
+					r.payload = sigv4HexSHA256(data)
+				}
+				if streaming {
+					r.header = append(r.header,
+						sigv4.Header{Name: []byte("content-encoding"), Value: []byte("aws-chunked")},
+						sigv4.Header{Name: []byte("x-amz-decoded-content-length"), Value: []byte(strconv.Itoa(len(data)))})
+					if tc.trailer != "" {
+						r.header = append(r.header, sigv4.Header{Name: []byte("x-amz-trailer"), Value: []byte(tc.trailer)})
+					}
+				}
+				var wire []byte
+				if !streaming {
+					wire = data
+					r.contentLength = int64(len(data))
+				} else {
+					// The wire length does not depend on the signature.
+					r.contentLength = sigv4.EncodedLength(int64(len(data)), chunk,
+						&sigv4.ChunkedConfig{Signed: tc.signed, Trailer: []byte(tc.trailer)})
+				}
+				head, seed := r.sign(host, m, now)
+				if streaming {
+					wire = chunkedBody(t, m, now, seed, tc.signed, tc.trailer, data, chunk)
+					if int64(len(wire)) != r.contentLength {
+						t.Fatalf("encoded %d bytes, EncodedLength %d", len(wire), r.contentLength)
+					}
+				}
+				if tc.tamper != nil {
+					wire = tc.tamper(wire)
+				}
+				truncate := tc.truncate
+				if truncate == -2 {
+					// Everything but the final chunk and the closing CRLF.
+					truncate = bytes.LastIndex(wire, []byte("0;chunk-signature="))
+				}
+				resp, body := e.send(t, head, wire, truncate)
+				valid := tc.tamper == nil && tc.truncate == -1
+				if valid {
+					if resp == nil || resp.StatusCode != 200 {
+						t.Fatalf("valid upload: %v %s", resp, body)
+					}
+					if got, _ := e.getDirect(b, key); got != string(data) {
+						t.Fatalf("backend holds %d bytes, want %d", len(got), len(data))
+					}
+					if tc.trailer != "" {
+						// The checksum travelled on to the backend.
+						h := headDirectChecksum(t, e, b, key)
+						if h != crc(data) {
+							t.Fatalf("backend CRC32 %q, want %q", h, crc(data))
+						}
+					}
+					continue
+				}
+				if resp != nil && resp.StatusCode == 200 {
+					t.Fatalf("bad upload answered 200: %s", body)
+				}
+				if tc.wantCode != "" && (resp == nil || !strings.Contains(body, "<Code>"+tc.wantCode+"</Code>")) {
+					t.Fatalf("response %v %s, want %s", resp, body, tc.wantCode)
+				}
+				// Give the backend a moment to finish whatever it does
+				// with the aborted request.
+				time.Sleep(50 * time.Millisecond)
+				got, ok := e.getDirect(b, key)
+				switch {
+				case existing && got != "old content":
+					t.Fatalf("existing object overwritten: %d bytes", len(got))
+				case !existing && ok:
+					t.Fatalf("object created with %d bytes", len(got))
+				}
+			}
+		})
+	}
+}
+
+func sigv4HexSHA256(b []byte) string {
+	var h [64]byte
+	return string(appendHexSHA256(&h, b))
+}
+
+// headDirectChecksum returns the CRC32 the backend stored for an object.
+func headDirectChecksum(t *testing.T, e *env, bucket, key string) string {
+	t.Helper()
+	out, err := e.direct.HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: &bucket, Key: &key,
+		ChecksumMode: types.ChecksumModeEnabled})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return aws.ToString(out.ChecksumCRC32)
+}
