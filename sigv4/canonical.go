@@ -3,30 +3,30 @@ package sigv4
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding"
 	"encoding/binary"
 	"encoding/hex"
+	"hash"
 	"slices"
 )
 
 const upperHex = "0123456789ABCDEF"
 
-// isUnreserved reports whether UriEncode leaves c as is (RFC 3986
-// unreserved characters).
-func isUnreserved(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-		c == '-' || c == '.' || c == '_' || c == '~'
-}
+// Bits of charClass.
+const (
+	classUnreserved = 1 << iota // RFC 3986 unreserved: kept as is by UriEncode
+	classToken                  // RFC 9110 tchar except upper-case letters
+	classSpace                  // SP, HTAB, CR, LF
+)
 
+// isUnreserved reports whether UriEncode leaves c as is.
+func isUnreserved(c byte) bool { return charClass[c]&classUnreserved != 0 }
+
+// unhex decodes a hex digit of either case. The tables below replace
+// branches that mispredict on random hex (signatures, hashes).
 func unhex(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	case 'A' <= c && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
+	v := hexValue[c]
+	return v, v != 0xff
 }
 
 // appendEncodedByte appends c as UriEncode writes it, '/' included (%2F).
@@ -69,10 +69,19 @@ func appendCanonicalURI(dst, raw []byte, normalize bool) ([]byte, bool) {
 		return append(dst, '/'), true
 	}
 	for i := 0; i < len(raw); i++ {
+		// Copy a run of bytes that stay as they are in one append.
+		j := i
+		for j < len(raw) && (isUnreserved(raw[j]) || raw[j] == '/') {
+			j++
+		}
+		if j > i {
+			dst = append(dst, raw[i:j]...)
+			if i = j; i == len(raw) {
+				break
+			}
+		}
 		c := raw[i]
 		switch c {
-		case '/':
-			dst = append(dst, '/')
 		case '%':
 			if i+2 >= len(raw) {
 				return dst, false
@@ -296,7 +305,7 @@ func sortParams(params []qparam, qb []byte) {
 	slices.SortFunc(params, func(a, b qparam) int { return compareParams(a, b, qb) })
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+func isSpace(c byte) bool { return charClass[c]&classSpace != 0 }
 
 // appendCanonicalValue appends a header value trimmed, with each inner run
 // of whitespace (including an obs-fold line break) collapsed to one space.
@@ -349,18 +358,71 @@ type scratch struct {
 	qbuf   []byte // encoded query parameters
 	params []qparam
 	vals   [][]byte
-	mac    []byte // HMAC input
+	mac    []byte // string to sign
 	order  []int  // signer: header order
+	h      hash.Hash
+	sum    [sha256.Size]byte
+}
+
+// macKey is a signing key with its HMAC-SHA256 pads already absorbed: the
+// SHA-256 states after the inner and the outer pad block. Restoring a state
+// costs a copy; absorbing a pad costs a block per signature, twice.
+type macKey struct {
+	key          [32]byte
+	inner, outer []byte // marshaled SHA-256 states
+}
+
+func newMACKey(key *[32]byte) macKey {
+	m := macKey{key: *key}
+	var pad [sha256.BlockSize]byte
+	h := sha256.New()
+	for _, p := range [2]byte{0x36, 0x5c} {
+		for i := range pad {
+			pad[i] = p
+		}
+		for i, k := range key {
+			pad[i] = k ^ p
+		}
+		h.Reset()
+		h.Write(pad[:])
+		state, err := h.(encoding.BinaryMarshaler).MarshalBinary()
+		if err != nil {
+			panic("sigv4: sha256 state cannot be marshaled: " + err.Error())
+		}
+		if p == 0x36 {
+			m.inner = state
+		} else {
+			m.outer = state
+		}
+	}
+	return m
+}
+
+// hmac returns HMAC-SHA256(k, msg) without allocating.
+func (sc *scratch) hmac(k *macKey, msg []byte) [32]byte {
+	if sc.h == nil {
+		sc.h = sha256.New()
+	}
+	u := sc.h.(encoding.BinaryUnmarshaler)
+	if u.UnmarshalBinary(k.inner) != nil {
+		panic("sigv4: bad sha256 state")
+	}
+	sc.h.Write(msg)
+	inner := sc.h.Sum(sc.sum[:0])
+	if u.UnmarshalBinary(k.outer) != nil {
+		panic("sigv4: bad sha256 state")
+	}
+	sc.h.Write(inner) // consumed before Sum reuses sc.sum
+	sc.h.Sum(sc.sum[:0])
+	return sc.sum
 }
 
 // signature computes the SigV4 signature of the canonical request in
 // sc.buf: HMAC(key, "AWS4-HMAC-SHA256\n" + amzDate + "\n" + scope + "\n" +
-// hex(SHA256(canonical request))).
-func (sc *scratch) signature(key *[32]byte, amzDate, scope []byte) [32]byte {
+// hex(SHA256(canonical request))). The string to sign is left in sc.mac.
+func (sc *scratch) signature(key *macKey, amzDate, scope []byte) [32]byte {
 	crHash := sha256.Sum256(sc.buf)
-	m := sc.mac[:0]
-	m = appendPad(m, key, 0x36)
-	m = append(m, Algorithm...)
+	m := append(sc.mac[:0], Algorithm...)
 	m = append(m, '\n')
 	m = append(m, amzDate...)
 	m = append(m, '\n')
@@ -368,29 +430,64 @@ func (sc *scratch) signature(key *[32]byte, amzDate, scope []byte) [32]byte {
 	m = append(m, '\n')
 	m = hex.AppendEncode(m, crHash[:])
 	sc.mac = m
-	return hmacFinish(key, sha256.Sum256(m))
+	return sc.hmac(key, m)
 }
 
-// appendPad appends the 64-byte HMAC-SHA256 pad of a 32-byte key.
-func appendPad(dst []byte, key *[32]byte, pad byte) []byte {
-	for _, b := range key {
-		dst = append(dst, b^pad)
-	}
-	for range 32 {
-		dst = append(dst, pad)
-	}
-	return dst
-}
+// lowerHexValue maps a lower-case hex digit to its value and every other
+// byte to 0xff (signatures are lower-case hex).
+const lowerHexValue = "" +
+	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
+	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
+	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
+	"\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\xff\xff\xff\xff\xff\xff" +
+	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
+	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
+	"\xff\x0a\x0b\x0c\x0d\x0e\x0f\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
+	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
+	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
+	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
+	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
+	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
+	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
+	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
+	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
+	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"
 
-// hmacFinish returns SHA256(key^opad || inner), the outer HMAC step.
-func hmacFinish(key *[32]byte, inner [32]byte) [32]byte {
-	var b [96]byte
-	for i, k := range key {
-		b[i] = k ^ 0x5c
-	}
-	for i := 32; i < 64; i++ {
-		b[i] = 0x5c
-	}
-	copy(b[64:], inner[:])
-	return sha256.Sum256(b[:])
-}
+// hexValue maps a hex digit of either case to its value, other bytes to
+// 0xff.
+const hexValue = "" +
+	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
+	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
+	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
+	"\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\xff\xff\xff\xff\xff\xff" +
+	"\xff\x0a\x0b\x0c\x0d\x0e\x0f\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
+	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
+	"\xff\x0a\x0b\x0c\x0d\x0e\x0f\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
+	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
+	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
+	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
+	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
+	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
+	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
+	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
+	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
+	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"
+
+// charClass holds classUnreserved, classToken and classSpace bits per byte.
+const charClass = "" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x04\x04\x00\x00\x04\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x04\x02\x00\x02\x02\x02\x02\x02\x00\x00\x02\x02\x00\x03\x03\x00" +
+	"\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x00\x00\x00\x00\x00\x00" +
+	"\x00\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01" +
+	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x00\x00\x00\x02\x03" +
+	"\x02\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03" +
+	"\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x00\x02\x00\x03\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"

@@ -19,7 +19,7 @@ type keyEntry struct {
 	date    [8]byte
 	region  string
 	service string
-	key     [32]byte
+	mac     macKey
 }
 
 // keyCache memoises DeriveSigningKey per (secret, date, region, service). A
@@ -36,11 +36,15 @@ type keyCache struct {
 
 func (c *keyCache) init() { c.seed = maphash.MakeSeed() }
 
-// get writes the signing key into dst. date is yyyymmdd.
-func (c *keyCache) get(dst *[32]byte, secret, date []byte, region, service string) {
+// get returns the signing key for (secret, date, region, service). date is
+// yyyymmdd; the entry must not be modified.
+func (c *keyCache) get(secret, date []byte, region, service string) *keyEntry {
 	if len(date) != 8 {
-		DeriveSigningKey(dst, secret, date, []byte(region), []byte(service))
-		return
+		e := &keyEntry{}
+		var key [32]byte
+		DeriveSigningKey(&key, secret, date, []byte(region), []byte(service))
+		e.mac = newMACKey(&key)
+		return e
 	}
 	c.once.Do(c.init)
 	h := maphash.Bytes(c.seed, secret)
@@ -51,13 +55,14 @@ func (c *keyCache) get(dst *[32]byte, secret, date []byte, region, service strin
 		e := set[i].Load()
 		if e != nil && string(date) == string(e.date[:]) && region == e.region &&
 			service == e.service && string(secret) == e.secret {
-			*dst = e.key
-			return
+			return e
 		}
 	}
 	e := &keyEntry{secret: string(secret), region: region, service: service}
 	copy(e.date[:], date)
-	DeriveSigningKey(&e.key, secret, date, []byte(region), []byte(service))
-	*dst = e.key
+	var key [32]byte
+	DeriveSigningKey(&key, secret, e.date[:], []byte(region), []byte(service))
+	e.mac = newMACKey(&key)
 	set[c.victim.Add(1)%keyCacheWays].Store(e)
+	return e
 }

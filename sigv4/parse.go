@@ -236,17 +236,7 @@ func parseCredential(v []byte, c *credential) bool {
 
 // isTokenChar reports whether c may appear in a lower-case header name
 // (RFC 9110 tchar without upper-case letters).
-func isTokenChar(c byte) bool {
-	switch {
-	case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
-		return true
-	}
-	switch c {
-	case '!', '#', '$', '%', '&', '\'', '*', '+', '-', '.', '^', '_', '`', '|', '~':
-		return true
-	}
-	return false
-}
+func isTokenChar(c byte) bool { return charClass[c]&classToken != 0 }
 
 // validSignedHeaders checks a SignedHeaders list: non-empty lower-case
 // names, strictly ascending (sorted, no duplicates), host among them.
@@ -315,13 +305,8 @@ func decodeSignature(dst *[32]byte, v []byte) bool {
 }
 
 func lowerHex(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	}
-	return 0, false
+	v := lowerHexValue[c]
+	return v, v != 0xff
 }
 
 // decodeHexSHA256 decodes a 64-digit hex SHA-256 in either case.

@@ -45,7 +45,7 @@ type Signer struct {
 type signerKey struct {
 	date                    [8]byte
 	secret, region, service string
-	key                     [32]byte
+	mac                     macKey
 }
 
 // AppendAmzDate appends t in UTC in the x-amz-date format
@@ -67,18 +67,19 @@ func (s *Signer) release(sc *scratch) {
 }
 
 // signingKey returns the key for date (yyyymmdd), derived once per day.
-func (s *Signer) signingKey(dst *[32]byte, date []byte) {
+func (s *Signer) signingKey(date []byte) *macKey {
 	if k := s.key.Load(); k != nil && string(k.date[:]) == string(date) &&
 		k.secret == s.SecretAccessKey && k.region == s.Region && k.service == s.Service {
-		*dst = k.key
-		return
+		return &k.mac
 	}
 	k := &signerKey{secret: s.SecretAccessKey, region: s.Region, service: s.Service}
 	copy(k.date[:], date)
 	// Derive from the entry's copy so date (the caller's stack) never escapes.
-	DeriveSigningKey(&k.key, []byte(s.SecretAccessKey), k.date[:], []byte(s.Region), []byte(s.Service))
+	var key [32]byte
+	DeriveSigningKey(&key, []byte(s.SecretAccessKey), k.date[:], []byte(s.Region), []byte(s.Service))
+	k.mac = newMACKey(&key)
 	s.key.Store(k)
-	*dst = k.key
+	return &k.mac
 }
 
 // appendScope appends yyyymmdd/region/service/aws4_request.
@@ -104,8 +105,8 @@ func (s *Signer) AppendAuthorization(dst []byte, req *SignRequest, t time.Time) 
 }
 
 // appendAuthorization is AppendAuthorization with caller-provided scratch;
-// sc.buf is left holding the canonical request and sc.mac[64:] the string
-// to sign.
+// sc.buf is left holding the canonical request and sc.mac the string to
+// sign.
 func (s *Signer) appendAuthorization(dst []byte, req *SignRequest, t time.Time, sc *scratch) ([]byte, [32]byte) {
 	var dateBuf [16]byte
 	amzDate := appendAmzDate(dateBuf[:0], t)
@@ -132,9 +133,7 @@ func (s *Signer) appendAuthorization(dst []byte, req *SignRequest, t time.Time, 
 	}
 	sc.buf = b
 
-	var key [32]byte
-	s.signingKey(&key, amzDate[:8])
-	sig := sc.signature(&key, amzDate, scope)
+	sig := sc.signature(s.signingKey(amzDate[:8]), amzDate, scope)
 
 	dst = append(dst, Algorithm+" Credential="...)
 	dst = append(dst, s.AccessKeyID...)
@@ -333,9 +332,7 @@ func (s *Signer) presign(method, rawURL string, signedHeaders []Header, expires 
 	b = append(b, payload...)
 	sc.buf = b
 
-	var key [32]byte
-	s.signingKey(&key, amzDate[:8])
-	sig := sc.signature(&key, amzDate, scope)
+	sig := sc.signature(s.signingKey(amzDate[:8]), amzDate, scope)
 	q = append(q, "&X-Amz-Signature="...)
 	q = appendLowerHex(q, sig[:])
 	return prefix + path + "?" + string(q), nil

@@ -199,7 +199,7 @@ func (v *vector) store() staticStore {
 	return staticStore{v.ctx.Credentials.AccessKeyID, v.ctx.Credentials.SecretAccessKey, v.ctx.Credentials.Token}
 }
 
-func macMessage(sc *scratch) string { return string(sc.mac[64:]) }
+func macMessage(sc *scratch) string { return string(sc.mac) }
 
 // TestVectorsSign checks that the signer reproduces every vector's canonical
 // request, string to sign, signature and Authorization header (header

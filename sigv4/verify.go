@@ -163,7 +163,7 @@ func (v *Verifier) Verify(r *Request, store CredentialStore, res *Result) error 
 }
 
 // verify is Verify with caller-provided scratch; on success sc.buf holds the
-// canonical request and sc.mac[64:] the string to sign.
+// canonical request and sc.mac the string to sign.
 func (v *Verifier) verify(r *Request, store CredentialStore, res *Result, sc *scratch) error {
 	*res = Result{buf: res.buf[:0], DecodedContentLength: -1}
 	sc.vals = r.Header.AppendValues(sc.vals[:0], hAuthorization)
@@ -398,7 +398,8 @@ func (v *Verifier) check(r *Request, store CredentialStore, res *Result, sc *scr
 		return &Error{ErrAccessDenied, "Access Denied"}
 	}
 	scope := res.scope[:res.scopeLen]
-	v.keys.get(&res.SigningKey, secret, scope[:8], v.Region, v.Service)
+	key := v.keys.get(secret, scope[:8], v.Region, v.Service)
+	res.SigningKey = key.mac.key
 
 	b := append(sc.buf[:0], r.Method...)
 	b = append(b, '\n')
@@ -420,7 +421,7 @@ func (v *Verifier) check(r *Request, store CredentialStore, res *Result, sc *scr
 	b = append(b, payload...)
 	sc.buf = b
 
-	sig := sc.signature(&res.SigningKey, res.amzDate[:], scope)
+	sig := sc.signature(&key.mac, res.amzDate[:], scope)
 	if !hmac.Equal(sig[:], res.Signature[:]) {
 		return errSignature
 	}

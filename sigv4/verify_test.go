@@ -530,8 +530,8 @@ func TestKeyCache(t *testing.T) {
 			for i := range 3 * keyCacheSets * keyCacheWays {
 				secret := []byte(fmt.Sprintf("secret-%d", (i*7+g)%(2*keyCacheSets*keyCacheWays)))
 				date := []byte(fmt.Sprintf("202605%02d", 1+i%3))
-				var got, want [32]byte
-				c.get(&got, secret, date, "us-east-1", "s3")
+				var want [32]byte
+				got := c.get(secret, date, "us-east-1", "s3").mac.key
 				DeriveSigningKey(&want, secret, date, []byte("us-east-1"), []byte("s3"))
 				if got != want {
 					errs <- fmt.Sprintf("%s %s: wrong key", secret, date)
@@ -546,13 +546,12 @@ func TestKeyCache(t *testing.T) {
 		t.Fatal(e)
 	}
 	// Region and service are part of the key.
-	var a, b [32]byte
-	c.get(&a, []byte("s"), []byte("20260501"), "us-east-1", "s3")
-	c.get(&b, []byte("s"), []byte("20260501"), "eu-west-1", "s3")
+	a := c.get([]byte("s"), []byte("20260501"), "us-east-1", "s3").mac.key
+	b := c.get([]byte("s"), []byte("20260501"), "eu-west-1", "s3").mac.key
 	if a == b {
 		t.Fatal("region ignored")
 	}
-	c.get(&b, []byte("s"), []byte("20260501"), "us-east-1", "sts")
+	b = c.get([]byte("s"), []byte("20260501"), "us-east-1", "sts").mac.key
 	if a == b {
 		t.Fatal("service ignored")
 	}
