@@ -119,9 +119,13 @@ func decodeChecksum(dst *[maxChecksumSize + 3]byte, a ChecksumAlgorithm, value [
 			return false
 		}
 	}
-	n, err := base64.StdEncoding.Decode(dst[:], value)
+	n, err := strictBase64.Decode(dst[:], value)
 	return err == nil && n == a.Size()
 }
+
+// strictBase64 refuses non-zero padding bits, so each checksum has exactly
+// one accepted spelling.
+var strictBase64 = base64.StdEncoding.Strict()
 
 // castagnoliTable is immutable once built; crc32 recognises it and uses the
 // SSE4.2/ARMv8 instructions.

@@ -1285,8 +1285,8 @@ func TestChunkedAWSSDKGoV2Bodies(t *testing.T) {
 	}
 }
 
-// A checksum with non-zero base64 padding bits decodes to the same digest;
-// Checksum reports the canonical form, fit to forward.
+// A checksum with non-zero base64 padding bits would decode to the same
+// digest; only the canonical spelling is accepted, so a value has one form.
 func TestChunkedChecksumCanonical(t *testing.T) {
 	payload := repeatA(1000)
 	b := buildStream(t, chunkStream{payload: payload, trailer: ChecksumCRC32})
@@ -1299,8 +1299,13 @@ func TestChunkedChecksumCanonical(t *testing.T) {
 		wire[i] = alphabet[c&^1]
 	}
 	r := NewChunkedReader(bytes.NewReader(wire), b.cfg)
+	got, err := io.ReadAll(r)
+	if CodeOf(err) != ErrInvalidRequest || len(got) >= len(payload) {
+		t.Fatalf("non-canonical checksum: %d of %d bytes, %v; want InvalidRequest before the last byte", len(got), len(payload), err)
+	}
+	r = NewChunkedReader(bytes.NewReader(b.wire), b.cfg)
 	if got, err := io.ReadAll(r); err != nil || !bytes.Equal(got, payload) {
-		t.Fatalf("%d bytes, %v", len(got), err)
+		t.Fatalf("canonical checksum: %d bytes, %v", len(got), err)
 	}
 	name, value := r.Checksum()
 	if want := base64.StdEncoding.EncodeToString(refHash(ChecksumCRC32, payload)); string(name) != "x-amz-checksum-crc32" || string(value) != want {

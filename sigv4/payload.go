@@ -3,6 +3,7 @@ package sigv4
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"errors"
 	"hash"
 	"io"
 )
@@ -104,7 +105,14 @@ func (r *holdBackReader) Read(p []byte) (int, error) {
 			}
 		}
 		if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
-			r.err = &bodyReadError{code: newError(ErrIncompleteBody, "The request body could not be read."), cause: err}
+			// A verification error of a reader underneath (a SHA-256 reader
+			// under a checksum reader) already names what is wrong.
+			var verr *Error
+			if errors.As(err, &verr) {
+				r.err = err
+			} else {
+				r.err = &bodyReadError{code: newError(ErrIncompleteBody, "The request body could not be read."), cause: err}
+			}
 			return 0, r.err
 		}
 		eof := err != nil
