@@ -48,18 +48,19 @@ stack_up
 read -r proxyport < <(stack_free_ports 1)
 stack_start_vgw_proxy "127.0.0.1:$proxyport"
 
-targets=(-target "direct|$STACK_S3_ENDPOINT|$STACK_S3_ACCESS_KEY|$STACK_S3_SECRET_KEY|")
+# The last field names the process whose resident memory s3bench samples.
+targets=(-target "direct|$STACK_S3_ENDPOINT|$STACK_S3_ACCESS_KEY|$STACK_S3_SECRET_KEY||$STACK_S3_PID")
 if [[ ${STACK_GATEWAY_UP:-0} == 1 ]]; then
   creds=$("$STACK_BIN" creds mint --config "$STACK_CONFIG" --principal bench \
     --grant "$STACK_BUCKET:bench/:rw" --ttl 12h --format env)
   key=$(sed -n 's/^AWS_ACCESS_KEY_ID=//p' <<<"$creds")
   secret=$(sed -n 's/^AWS_SECRET_ACCESS_KEY=//p' <<<"$creds")
   token=$(sed -n 's/^AWS_SESSION_TOKEN=//p' <<<"$creds")
-  targets+=(-target "gateway|http://$STACK_GATEWAY_ADDR|$key|$secret|$token")
+  targets+=(-target "gateway|http://$STACK_GATEWAY_ADDR|$key|$secret|$token|$STACK_GATEWAY_PID")
 else
   echo "bench: no gateway in this build; measuring the backend and versitygw's proxy only" >&2
 fi
-targets+=(-target "vgw-proxy|$STACK_PROXY_ENDPOINT|$STACK_S3_ACCESS_KEY|$STACK_S3_SECRET_KEY|")
+targets+=(-target "vgw-proxy|$STACK_PROXY_ENDPOINT|$STACK_S3_ACCESS_KEY|$STACK_S3_SECRET_KEY||$STACK_PROXY_PID")
 
 echo "== s3bench: $(printf "%s\n" "${targets[@]}" | grep "|" | cut -d"|" -f1 | paste -sd, -)"
 bin/s3bench "${targets[@]}" -bucket "$STACK_BUCKET" -prefix bench/ "$@"

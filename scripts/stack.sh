@@ -170,6 +170,7 @@ stack_start_versitygw() {
     posix "$STACK_S3_ROOT" >"$log" 2>&1 &
   local pid=$!
   stack_track "$pid"
+  STACK_S3_PID=$pid
   if ! stack_wait_http "$STACK_S3_ENDPOINT/" 30 "$pid"; then
     tail -n 20 "$log" >&2
     stack_die "versitygw did not come up on $STACK_S3_ADDR (log: $log)"
@@ -203,6 +204,7 @@ stack_start_vgw_proxy() {
     --disable-data-integrity-check >"$log" 2>&1 &
   local pid=$!
   stack_track "$pid"
+  STACK_PROXY_PID=$pid
   STACK_PROXY_ENDPOINT=http://$addr
   if ! stack_wait_http "$STACK_PROXY_ENDPOINT/" 30 "$pid"; then
     tail -n 20 "$log" >&2
@@ -307,6 +309,7 @@ stack_start_gateway() {
   "$STACK_BIN" serve --config "$STACK_CONFIG" >"$log" 2>&1 &
   local pid=$!
   stack_track "$pid"
+  STACK_GATEWAY_PID=$pid
   if ! STACK_WAIT_OK=1 stack_wait_http "http://$STACK_ADMIN_ADDR/readyz" 30 "$pid"; then
     tail -n 20 "$log" >&2
     stack_die "the gateway did not become ready (http://$STACK_ADMIN_ADDR/readyz; log: $log)"

@@ -37,6 +37,7 @@ import (
 type target struct {
 	name   string
 	host   string // host:port
+	pid    int    // a server process whose resident memory to sample, 0 = none
 	signer sigv4.Signer
 	client *fasthttp.HostClient
 }
@@ -61,11 +62,13 @@ var ops = map[string]opSpec{
 	"list":   {"list", "GET", 0, 32, false},
 	"get64m": {"get64m", "GET", 64 << 20, 4, true},
 	"put64m": {"put64m", "PUT", 64 << 20, 4, true},
+	"get1g":  {"get1g", "GET", 1 << 30, 4, true},
+	"put1g":  {"put1g", "PUT", 1 << 30, 4, true},
 }
 
 func main() {
 	var targets targetList
-	flag.Var(&targets, "target", "name|endpoint|access key|secret|session token (repeatable; the first is the baseline)")
+	flag.Var(&targets, "target", "name|endpoint|access key|secret|session token[|pid to sample RSS of] (repeatable; the first is the baseline)")
 	bucket := flag.String("bucket", "lake", "bucket")
 	prefix := flag.String("prefix", "bench/", "key prefix (the gateway credential must grant it rwl)")
 	opList := flag.String("ops", "get1k,put1k,head,list,get64m,put64m", "operations, comma-separated")
@@ -118,8 +121,15 @@ func main() {
 
 func parseTarget(spec, region string) (*target, error) {
 	parts := strings.Split(spec, "|")
-	if len(parts) != 5 {
-		return nil, fmt.Errorf("target %q: want name|endpoint|access|secret|token", spec)
+	if len(parts) != 5 && len(parts) != 6 {
+		return nil, fmt.Errorf("target %q: want name|endpoint|access|secret|token[|pid]", spec)
+	}
+	pid := 0
+	if len(parts) == 6 && parts[5] != "" {
+		var err error
+		if pid, err = strconv.Atoi(parts[5]); err != nil {
+			return nil, fmt.Errorf("target %q: bad pid: %v", spec, err)
+		}
 	}
 	u, err := url.Parse(parts[1])
 	if err != nil || u.Host == "" {
@@ -128,6 +138,7 @@ func parseTarget(spec, region string) (*target, error) {
 	return &target{
 		name: parts[0],
 		host: u.Host,
+		pid:  pid,
 		signer: sigv4.Signer{AccessKeyID: parts[2], SecretAccessKey: parts[3], SessionToken: parts[4],
 			Region: region, Service: "s3"},
 		client: &fasthttp.HostClient{
@@ -153,9 +164,11 @@ type result struct {
 	requests, bytes, errors int64
 	elapsed                 time.Duration
 	firstErr                string
+	peakRSS                 int64 // bytes; 0 when not sampled
 }
 
 func (r *result) add(o result) {
+	r.peakRSS = max(r.peakRSS, o.peakRSS)
 	r.requests += o.requests
 	r.bytes += o.bytes
 	r.errors += o.errors
@@ -173,10 +186,37 @@ func (r result) summary(op opSpec) string {
 	if op.large {
 		s = fmt.Sprintf("%.1f MiB/s", r.mbPerSec())
 	}
+	if r.peakRSS > 0 {
+		s += fmt.Sprintf(", peak RSS %.1f MiB", float64(r.peakRSS)/(1<<20))
+	}
 	if r.errors > 0 {
 		s += fmt.Sprintf(" (%d errors, first: %s)", r.errors, r.firstErr)
 	}
 	return s
+}
+
+// sampleRSS records the largest resident set of pid until ctx ends.
+func sampleRSS(ctx context.Context, pid int, peak *atomic.Int64) {
+	path := "/proc/" + strconv.Itoa(pid) + "/status"
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if b, err := os.ReadFile(path); err == nil {
+			if i := bytes.Index(b, []byte("VmRSS:")); i >= 0 {
+				f := strings.Fields(string(b[i+len("VmRSS:"):]))
+				if len(f) > 0 {
+					if kb, err := strconv.ParseInt(f[0], 10, 64); err == nil && kb*1024 > peak.Load() {
+						peak.Store(kb * 1024)
+					}
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 func (b *bench) key(op opSpec, i int) string {
@@ -219,6 +259,14 @@ func (b *bench) run(t *target, op opSpec) result {
 	ctx, cancel := context.WithTimeout(context.Background(), b.duration)
 	defer cancel()
 	var wg sync.WaitGroup
+	var peak atomic.Int64
+	sampleCtx, stopSampling := context.WithCancel(context.Background())
+	sampled := make(chan struct{})
+	if t.pid > 0 {
+		go func() { sampleRSS(sampleCtx, t.pid, &peak); close(sampled) }()
+	} else {
+		close(sampled)
+	}
 	start := time.Now()
 	for w := 0; w < op.concurrency; w++ {
 		wg.Add(1)
@@ -252,7 +300,10 @@ func (b *bench) run(t *target, op opSpec) result {
 		}(w)
 	}
 	wg.Wait()
-	r := result{requests: reqs.Load(), bytes: bytesDone.Load(), errors: errs.Load(), elapsed: time.Since(start)}
+	stopSampling()
+	<-sampled
+	r := result{requests: reqs.Load(), bytes: bytesDone.Load(), errors: errs.Load(), elapsed: time.Since(start),
+		peakRSS: peak.Load()}
 	if s, ok := firstErr.Load().(string); ok {
 		r.firstErr = s
 	}
@@ -333,7 +384,7 @@ func report(op opSpec, ts []*target, res []result) {
 		unit = "MiB/s"
 	}
 	fmt.Printf("\n%s (c=%d)\n", op.name, op.concurrency)
-	fmt.Printf("| target | %s | vs %s | errors |\n|---|---:|---:|---:|\n", unit, ts[0].name)
+	fmt.Printf("| target | %s | vs %s | peak RSS MiB | errors |\n|---|---:|---:|---:|---:|\n", unit, ts[0].name)
 	value := func(r result) float64 {
 		if op.large {
 			return r.mbPerSec()
@@ -343,6 +394,10 @@ func report(op opSpec, ts []*target, res []result) {
 	base := value(res[0])
 	for i := range ts {
 		v := value(res[i])
-		fmt.Printf("| %s | %.1f | %.2f× | %d |\n", ts[i].name, v, v/base, res[i].errors)
+		rss := "–"
+		if res[i].peakRSS > 0 {
+			rss = fmt.Sprintf("%.1f", float64(res[i].peakRSS)/(1<<20))
+		}
+		fmt.Printf("| %s | %.1f | %.2f× | %s | %d |\n", ts[i].name, v, v/base, rss, res[i].errors)
 	}
 }
