@@ -1,7 +1,10 @@
 package gateway
 
 import (
+	"bytes"
 	"errors"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/duckicelake/duckicelake/internal/creds"
@@ -17,7 +20,11 @@ import (
 type credential struct {
 	keyring *creds.Keyring
 	root    *creds.Root
+	cache   *tokenCache
 	now     time.Time
+	// shared: claims.Grants belongs to a cache entry, read-only; reset
+	// must not hand it to VerifyInto for reuse.
+	shared bool
 
 	// Set by Secret on success.
 	isRoot   bool
@@ -29,9 +36,12 @@ type credential struct {
 	failure error
 }
 
-func (c *credential) reset(keyring *creds.Keyring, root *creds.Root, now time.Time) {
+func (c *credential) reset(keyring *creds.Keyring, root *creds.Root, cache *tokenCache, now time.Time) {
 	grants := c.claims.Grants[:0]
-	*c = credential{keyring: keyring, root: root, now: now}
+	if c.shared {
+		grants = nil
+	}
+	*c = credential{keyring: keyring, root: root, cache: cache, now: now}
 	c.claims.Grants = grants
 }
 
@@ -82,6 +92,15 @@ func (c *credential) Secret(accessKeyID, sessionToken []byte) ([]byte, error) {
 		c.failure = errUnknownAccessKey
 		return nil, errUnknownAccessKey
 	}
+	if e := c.cache.get(sessionToken); e != nil && string(e.accessKeyID) == string(accessKeyID) && c.now.Before(e.claims.Expiry) {
+		if r := c.keyring.Revocations; r != nil && r.Revoked(e.claims.VendID) {
+			c.failure = creds.ErrRevoked
+			return nil, errRevokedToken
+		}
+		c.claims, c.shared = e.claims, true
+		c.secret, c.verified = e.secret, true
+		return c.secret[:], nil
+	}
 	secret, err := c.keyring.VerifyInto(&c.claims, accessKeyID, sessionToken, c.now)
 	if err != nil {
 		c.failure = err
@@ -89,7 +108,55 @@ func (c *credential) Secret(accessKeyID, sessionToken []byte) ([]byte, error) {
 	}
 	c.secret = secret
 	c.verified = true
+	c.cache.put(sessionToken, accessKeyID, &c.claims, secret)
 	return c.secret[:], nil
+}
+
+// tokenCache remembers session tokens that verified, so a credential used
+// for many requests pays the token's MAC, binding and secret derivation
+// once. Only a verified token gets in, keyed by its exact bytes with the
+// access key id it is bound to; expiry and revocation are still checked on
+// every request. It assumes the keyring does not change while it serves.
+type tokenCache struct {
+	mu  sync.RWMutex
+	m   map[string]*cachedToken
+	max int
+}
+
+type cachedToken struct {
+	accessKeyID []byte
+	claims      creds.Claims // read-only: requests share its Grants
+	secret      [creds.SecretLen]byte
+}
+
+func newTokenCache(max int) *tokenCache {
+	return &tokenCache{m: make(map[string]*cachedToken), max: max}
+}
+
+func (tc *tokenCache) get(token []byte) *cachedToken {
+	if tc == nil {
+		return nil
+	}
+	tc.mu.RLock()
+	e := tc.m[string(token)]
+	tc.mu.RUnlock()
+	return e
+}
+
+func (tc *tokenCache) put(token, accessKeyID []byte, c *creds.Claims, secret [creds.SecretLen]byte) {
+	if tc == nil {
+		return
+	}
+	e := &cachedToken{accessKeyID: bytes.Clone(accessKeyID), claims: *c, secret: secret}
+	e.claims.Grants = slices.Clone(c.Grants)
+	tc.mu.Lock()
+	if len(tc.m) >= tc.max {
+		// Dropping everything is crude but bounded and rare: only minted,
+		// verified tokens get in.
+		clear(tc.m)
+	}
+	tc.m[string(token)] = e
+	tc.mu.Unlock()
 }
 
 // tokenError maps a creds verification error to the S3 error to answer:

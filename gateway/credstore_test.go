@@ -53,7 +53,7 @@ func TestCredentialStore(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var c credential
-			c.reset(kr, root, tc.at)
+			c.reset(kr, root, nil, tc.at)
 			secret, err := c.Secret([]byte(tc.akid), []byte(tc.token))
 			if tc.want == 0 {
 				if err != nil {
@@ -80,12 +80,75 @@ func TestCredentialStore(t *testing.T) {
 	var c credential
 	akid, tok := []byte(m.AccessKeyID), []byte(m.SessionToken)
 	allocs := testing.AllocsPerRun(100, func() {
-		c.reset(kr, root, now)
+		c.reset(kr, root, nil, now)
 		if _, err := c.Secret(akid, tok); err != nil {
 			panic(fmt.Sprint(err))
 		}
 	})
 	if allocs > 1 {
 		t.Fatalf("%v allocations per minted secret", allocs)
+	}
+}
+
+// TestTokenCache: a cached token still fails once revoked or expired, and
+// only with the access key id it is bound to; hits allocate nothing.
+func TestTokenCache(t *testing.T) {
+	kr, err := creds.NewKeyring(creds.Key{ID: "k", Secret: bytes.Repeat([]byte{5}, 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	revoked := &creds.RevocationList{}
+	kr.Revocations = revoked
+	m, _ := kr.Mint(creds.Claims{Principal: "p", Grants: []creds.Grant{{Bucket: "b", Prefix: "x/", Access: creds.Read}}})
+	other, _ := kr.Mint(creds.Claims{Principal: "q"})
+	cache := newTokenCache(2)
+	now := time.Now()
+	secret := func(akid, tok string, at time.Time) (*credential, error) {
+		c := new(credential)
+		c.reset(kr, nil, cache, at)
+		_, err := c.Secret([]byte(akid), []byte(tok))
+		return c, err
+	}
+	if _, err := secret(m.AccessKeyID, m.SessionToken, now); err != nil {
+		t.Fatal(err)
+	}
+	if cache.get([]byte(m.SessionToken)) == nil {
+		t.Fatal("verified token not cached")
+	}
+	c, err := secret(m.AccessKeyID, m.SessionToken, now)
+	if err != nil || !c.shared || c.claims.Principal != "p" || !c.claims.Allows(creds.Read, []byte("b"), []byte("x/y")) {
+		t.Fatalf("cache hit: %v shared=%v claims=%+v", err, c.shared, c.claims)
+	}
+	// A shared Grants slice is never handed to VerifyInto for reuse.
+	c.reset(kr, nil, cache, now)
+	if c.claims.Grants != nil {
+		t.Fatal("reset kept a cached Grants slice")
+	}
+	if _, err := secret(other.AccessKeyID, m.SessionToken, now); sigv4.CodeOf(err) != sigv4.ErrInvalidAccessKeyID {
+		t.Fatalf("cached token with another key id: %v", err)
+	}
+	if _, err := secret(m.AccessKeyID, m.SessionToken, m.Expiry); sigv4.CodeOf(err) != sigv4.ErrExpiredToken {
+		t.Fatalf("cached token after expiry: %v", err)
+	}
+	revoked.Revoke(m.VendID, m.Expiry)
+	if _, err := secret(m.AccessKeyID, m.SessionToken, now); sigv4.CodeOf(err) != sigv4.ErrInvalidToken {
+		t.Fatalf("cached token after revocation: %v", err)
+	}
+	// Bounded: a third token evicts.
+	third, _ := kr.Mint(creds.Claims{Principal: "r"})
+	secret(other.AccessKeyID, other.SessionToken, now)
+	secret(third.AccessKeyID, third.SessionToken, now)
+	if n := len(cache.m); n > 2 {
+		t.Fatalf("cache holds %d tokens, max 2", n)
+	}
+	akid, tok := []byte(third.AccessKeyID), []byte(third.SessionToken)
+	var h credential
+	if n := testing.AllocsPerRun(100, func() {
+		h.reset(kr, nil, cache, now)
+		if _, err := h.Secret(akid, tok); err != nil {
+			panic(err)
+		}
+	}); n != 0 {
+		t.Fatalf("%v allocations per cache hit", n)
 	}
 }

@@ -392,3 +392,25 @@ func TestUploadPartCopyScope(t *testing.T) {
 		t.Fatalf("backend parts: %v %d", err, len(parts.Parts))
 	}
 }
+
+// TestRevokedAfterUse: revoking a credential that has been working takes
+// effect on its next request.
+func TestRevokedAfterUse(t *testing.T) {
+	e := newEnv(t)
+	b := e.bucket()
+	e.putDirect(b, "data/x", "x")
+	c, m := e.client(b + ":data/:r")
+	ctx := context.Background()
+	for range 2 {
+		out, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: &b, Key: aws.String("data/x")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Body.Close()
+	}
+	e.revoked.Revoke(m.VendID, m.Expiry)
+	_, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: &b, Key: aws.String("data/x")})
+	if errorCode(err) != "InvalidToken" {
+		t.Fatalf("after revocation: %v", err)
+	}
+}

@@ -128,7 +128,7 @@ func (s *Server) finish(st *reqState) {
 	st.req.Reset()
 	st.sreq = sigv4.Request{}
 	st.res.AccessKeyID, st.res.SessionToken = nil, nil
-	st.cred.reset(nil, nil, time.Time{})
+	st.cred.reset(nil, nil, nil, time.Time{})
 	st.principal = Principal{}
 	st.decision, st.reason, st.policyIDs = decisionNone, "", nil
 	st.err, st.status = nil, 0
@@ -258,7 +258,7 @@ func (s *Server) admit(st *reqState) {
 	}
 
 	st.sreq = sigv4.Request{Method: h.Method(), RawPath: st.path, RawQuery: st.query, Header: &st.hdr}
-	st.cred.reset(s.keyring, s.root, s.now())
+	st.cred.reset(s.keyring, s.root, s.tokens, s.now())
 	err := s.verifier.Verify(&st.sreq, &st.cred, &st.res)
 	st.akid = append(st.akid[:0], st.res.AccessKeyID...)
 	if err != nil {

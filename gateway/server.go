@@ -126,6 +126,10 @@ type Deps struct {
 	Now func() time.Time
 }
 
+// tokenCacheSize bounds the verified session tokens kept (a few hundred
+// bytes each).
+const tokenCacheSize = 4096
+
 // Server is the S3 gateway: it serves S3 requests on a listener, verifies
 // and authorises each one and streams it to the upstream, re-signed.
 type Server struct {
@@ -141,6 +145,7 @@ type Server struct {
 	verifier   *sigv4.Verifier
 	up         *upstream
 	srv        *fasthttp.Server
+	tokens     *tokenCache
 
 	states sync.Pool // *reqState
 
@@ -171,6 +176,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		now:      deps.Now,
 		verifier: sigv4.NewVerifier(cfg.Region, "s3"),
 		up:       up,
+		tokens:   newTokenCache(tokenCacheSize),
 	}
 	if s.log == nil {
 		s.log = zap.NewNop()

@@ -208,26 +208,53 @@ func classifyUpstreamError(err error) upstreamErrKind {
 	return upstreamErrOther
 }
 
-// idleTimeoutConn bounds every wait for the backend: each Read may block at
-// most timeout. fasthttp's own ReadTimeout would also cover the time a
-// large body takes to stream, which a response timeout must not.
+// idleTimeoutConn bounds every wait for the backend: each Read or Write
+// may block at most timeout. fasthttp's own ReadTimeout would also cover the
+// time a large body takes to stream, which a response timeout must not.
+// The deadline moves only once an eighth of it has passed, so streaming
+// does not pay a timer update per read.
 type idleTimeoutConn struct {
 	net.Conn
-	timeout time.Duration
+	timeout       time.Duration
+	readDeadline  time.Time
+	writeDeadline time.Time
 }
 
 func (c *idleTimeoutConn) Read(p []byte) (int, error) {
-	if err := c.Conn.SetReadDeadline(time.Now().Add(c.timeout)); err != nil {
-		return 0, err
+	if now := time.Now(); c.readDeadline.Sub(now) < c.timeout-c.timeout/8 {
+		c.readDeadline = now.Add(c.timeout)
+		if err := c.Conn.SetReadDeadline(c.readDeadline); err != nil {
+			return 0, err
+		}
 	}
 	return c.Conn.Read(p)
 }
 
 func (c *idleTimeoutConn) Write(p []byte) (int, error) {
-	if err := c.Conn.SetWriteDeadline(time.Now().Add(c.timeout)); err != nil {
-		return 0, err
+	if now := time.Now(); c.writeDeadline.Sub(now) < c.timeout-c.timeout/8 {
+		c.writeDeadline = now.Add(c.timeout)
+		if err := c.Conn.SetWriteDeadline(c.writeDeadline); err != nil {
+			return 0, err
+		}
 	}
 	return c.Conn.Write(p)
+}
+
+// SetReadDeadline, SetWriteDeadline and SetDeadline keep the cached
+// deadlines true when fasthttp sets its own (request timeouts).
+func (c *idleTimeoutConn) SetReadDeadline(t time.Time) error {
+	c.readDeadline = t
+	return c.Conn.SetReadDeadline(t)
+}
+
+func (c *idleTimeoutConn) SetWriteDeadline(t time.Time) error {
+	c.writeDeadline = t
+	return c.Conn.SetWriteDeadline(t)
+}
+
+func (c *idleTimeoutConn) SetDeadline(t time.Time) error {
+	c.readDeadline, c.writeDeadline = t, t
+	return c.Conn.SetDeadline(t)
 }
 
 // Literal header names and values of upstream requests.

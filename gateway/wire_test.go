@@ -326,3 +326,21 @@ func TestTimeouts(t *testing.T) {
 		t.Fatal("a stalled upload created the object")
 	}
 }
+
+// TestConnectionLimit: connections beyond MaxConns are answered 503 (which
+// S3 clients retry) instead of queueing without bound.
+func TestConnectionLimit(t *testing.T) {
+	e := newEnv(t, func(c *Config, _ *Deps) { c.MaxConns = 1 })
+	first, _ := e.dial(t)
+	io.WriteString(first, "GET / HTTP/1.1\r\n") // holds the only slot, mid-request
+	time.Sleep(100 * time.Millisecond)
+	_, br := e.dial(t)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("second connection: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 503 {
+		t.Fatalf("second connection answered %d, want 503", resp.StatusCode)
+	}
+}
