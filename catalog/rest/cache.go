@@ -1,0 +1,154 @@
+package rest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/duckicelake/duckicelake/catalog/ducklake"
+)
+
+// snapshotCache holds the catalog's current snapshot id for a short TTL, so
+// a burst of LoadTable calls costs Postgres one max(snapshot_id) lookup per
+// TTL instead of one per request.
+type snapshotCache struct {
+	ttl time.Duration
+	cur atomic.Pointer[snapState]
+	mu  sync.Mutex // serialises refreshes
+}
+
+type snapState struct {
+	id int64
+	at time.Time // monotonic: when id was read
+}
+
+// get returns the current snapshot id, reading it with load when the cached
+// one is older than the TTL. Concurrent callers share one refresh.
+func (c *snapshotCache) get(ctx context.Context, load func(context.Context) (int64, error)) (int64, error) {
+	if st := c.cur.Load(); st != nil && time.Since(st.at) < c.ttl {
+		return st.id, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st := c.cur.Load(); st != nil && time.Since(st.at) < c.ttl {
+		return st.id, nil
+	}
+	start := time.Now()
+	id, err := load(ctx)
+	if err != nil {
+		return 0, err
+	}
+	c.set(id, start)
+	return id, nil
+}
+
+// set records id as current as of at, unless a newer id is already known
+// (snapshot ids only grow).
+func (c *snapshotCache) set(id int64, at time.Time) {
+	for {
+		old := c.cur.Load()
+		if old != nil && old.id > id {
+			return
+		}
+		if c.cur.CompareAndSwap(old, &snapState{id: id, at: at}) {
+			return
+		}
+	}
+}
+
+// currentSnapshot is the current snapshot id, at most SnapshotTTL old.
+func (s *Server) currentSnapshot(ctx context.Context) (int64, error) {
+	return s.snap.get(ctx, func(ctx context.Context) (int64, error) {
+		var id *int64
+		if err := s.db.QueryRow(ctx, `SELECT max(snapshot_id) FROM `+s.t("ducklake_snapshot")).Scan(&id); err != nil {
+			return 0, fmt.Errorf("read the current snapshot: %w", err)
+		}
+		if id == nil {
+			return 0, fmt.Errorf("read the current snapshot: ducklake_snapshot is empty: %w", ducklake.ErrNotCatalog)
+		}
+		return *id, nil
+	})
+}
+
+// loadEntry is an encoded LoadTable answer (without vended credentials).
+// Entries are immutable; revalidating one stores a copy.
+type loadEntry struct {
+	snap     int64 // catalog snapshot the entry was last found valid at
+	table    ducklake.Table
+	location string
+	metadata []byte // the metadata as served (snapshots filtered for refs)
+	etag     string
+	body     []byte // the encoded LoadTableResult without credentials
+}
+
+// responseCache maps a LoadTable key (see loadKey) to its encoded answer.
+type responseCache struct {
+	mu  sync.RWMutex
+	m   map[string]*loadEntry
+	max int
+}
+
+func (c *responseCache) get(key []byte) *loadEntry {
+	c.mu.RLock()
+	e := c.m[string(key)]
+	c.mu.RUnlock()
+	return e
+}
+
+func (c *responseCache) put(key []byte, e *loadEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[string]*loadEntry)
+	}
+	if _, ok := c.m[string(key)]; !ok && len(c.m) >= c.max {
+		// Random eviction (map order is unspecified) of a quarter: cheap,
+		// and a miss costs one materialiser lookup, which has its own cache.
+		n := 0
+		for k := range c.m {
+			delete(c.m, k)
+			if n++; n > c.max/4 {
+				break
+			}
+		}
+	}
+	c.m[string(key)] = e
+}
+
+// drop removes every entry of table ns.name (after a drop or rename).
+func (c *responseCache) drop(ns, name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.m {
+		if kns, kt, ok := splitLoadKey(k); ok && kns == ns && kt == name {
+			delete(c.m, k)
+		}
+	}
+}
+
+// A load key is: form byte, snapshot asked for (8 bytes, 0 = current),
+// namespace, 0x1F, table. Namespace names cannot contain 0x1F.
+func appendLoadKey(dst []byte, form byte, asOf int64, ns, table string) []byte {
+	dst = append(dst, form)
+	for i := 56; i >= 0; i -= 8 {
+		dst = append(dst, byte(uint64(asOf)>>i))
+	}
+	dst = append(dst, ns...)
+	dst = append(dst, 0x1f)
+	return append(dst, table...)
+}
+
+func splitLoadKey(k string) (ns, table string, ok bool) {
+	if len(k) < 9 {
+		return "", "", false
+	}
+	k = k[9:]
+	for i := 0; i < len(k); i++ {
+		if k[i] == 0x1f {
+			return k[:i], k[i+1:], true
+		}
+	}
+	return "", "", false
+}

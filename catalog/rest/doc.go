@@ -1,0 +1,30 @@
+// Package rest serves the Apache Iceberg REST catalog API
+// (specs/iceberg/rest-catalog-open-api.yaml) over a DuckLake catalog in
+// Postgres.
+//
+// An Iceberg namespace is a DuckLake schema (one level), an Iceberg table a
+// DuckLake table, and an Iceberg snapshot id the DuckLake snapshot id. Reads
+// go through catalog/ducklake; the DDL this package performs (create and drop
+// namespace, drop and rename table) is written as DuckDB's ducklake extension
+// writes it — one Postgres transaction that adds a snapshot, bumps the schema
+// version, logs ducklake_snapshot_changes and ends or adds the versioned rows
+// — so DuckDB clients attached to the same catalog see the change, and a
+// concurrent DuckDB commit makes ours retry rather than corrupt anything.
+//
+// Authentication is OAuth2 client credentials (POST /v1/oauth/tokens) that
+// yield an HS256 JWT carrying scopes: "*" (everything) or
+// "ns:<namespace>:<r|w|rw|*>", where the namespace may be "*" for every
+// namespace. Reads need r on the namespace, writes w; creating or dropping a
+// namespace needs w on "*". Every /v1 route but /v1/config and
+// /v1/oauth/tokens requires a bearer token unless Config.Dev is set.
+//
+// With "X-Iceberg-Access-Delegation: vended-credentials", LoadTable and the
+// credentials route hand out a credential minted by internal/creds for the
+// gateway, scoped to the table's prefix: read and list, plus write for a
+// principal with w on the namespace. The upstream's own keys never leave the
+// process.
+//
+// LoadTable answers from pre-encoded bytes for (table, snapshot, form) with an
+// ETag, so a cache hit is a map lookup and a write; the current snapshot id is
+// re-read from Postgres at most once per Config.SnapshotTTL.
+package rest

@@ -1,0 +1,197 @@
+package rest
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
+
+	"github.com/duckicelake/duckicelake/catalog/ducklake"
+	"github.com/duckicelake/duckicelake/internal/creds"
+)
+
+// DB is what the catalog needs from Postgres; *pgxpool.Pool satisfies it.
+// Reads run on it directly, DDL in transactions from BeginTx.
+type DB interface {
+	ducklake.Querier
+	BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error)
+}
+
+// Metadata is a table's Iceberg metadata as of one DuckLake snapshot.
+type Metadata struct {
+	// Location is the metadata.json file ("s3://lake/data/s/t/metadata/…").
+	Location string
+	// JSON is the metadata document, exactly as written at Location.
+	JSON []byte
+}
+
+// Materializer produces Iceberg metadata for a DuckLake table as of catalog
+// snapshot snap. The result for a given (table, snap) never changes, and a
+// table unchanged between two snapshots should yield the same Location: the
+// catalog compares locations to reuse its encoded responses.
+type Materializer interface {
+	Materialize(ctx context.Context, table ducklake.Table, snap int64) (Metadata, error)
+}
+
+// Purger deletes every object under a prefix of a bucket: the files of a
+// table dropped with purgeRequested.
+type Purger interface {
+	DeletePrefix(ctx context.Context, bucket, prefix string) error
+}
+
+// Deps are the parts a Server works with.
+type Deps struct {
+	// DB reaches the DuckLake catalog. Required.
+	DB DB
+	// Materializer answers LoadTable; nil answers it 501.
+	Materializer Materializer
+	// Keyring mints vended credentials; nil vends none.
+	Keyring *creds.Keyring
+	// Purger deletes dropped tables' files; nil refuses purgeRequested.
+	Purger Purger
+	// Logger receives errors; nil discards them.
+	Logger *zap.Logger
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+}
+
+// Server is the Iceberg REST catalog. Handler serves it.
+type Server struct {
+	cfg     Config
+	db      DB
+	reader  *ducklake.Reader
+	mat     Materializer
+	keyring *creds.Keyring
+	purger  Purger
+	log     *zap.Logger
+	now     func() time.Time
+
+	tokenKey []byte
+	clients  map[string]*Client
+	tokens   tokenCache
+
+	dataPath string // the catalog's data path, "s3://lake/data/"
+	schema   string // quoted Postgres schema of the catalog tables
+
+	snap   snapshotCache
+	cache  responseCache
+	flight flightGroup
+
+	configBody  []byte   // GET /v1/config, encoded once
+	tableConfig []byte   // LoadTableResult config without credentials
+	etagSeed    [32]byte // changes the ETags when the configuration changes
+}
+
+// New checks that the catalog is a DuckLake catalog this build serves,
+// creates the catalog's own sidecar table when missing (see EnsureSidecar)
+// and returns the Server.
+func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
+	cfg.applyDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if deps.DB == nil {
+		return nil, errors.New("rest: no database")
+	}
+	s := &Server{
+		cfg:      cfg,
+		db:       deps.DB,
+		reader:   ducklake.NewReader(deps.DB, cfg.Schema),
+		mat:      deps.Materializer,
+		keyring:  deps.Keyring,
+		purger:   deps.Purger,
+		log:      deps.Logger,
+		now:      deps.Now,
+		tokenKey: cfg.TokenKey,
+		clients:  make(map[string]*Client, len(cfg.Clients)),
+	}
+	if s.log == nil {
+		s.log = zap.NewNop()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	schema := cfg.Schema
+	if schema == "" {
+		schema = ducklake.DefaultSchema
+	}
+	s.schema = pgx.Identifier{schema}.Sanitize()
+	if len(s.tokenKey) == 0 {
+		// Dev mode without a key: tokens are valid for this process only.
+		s.tokenKey = make([]byte, 32)
+		if _, err := rand.Read(s.tokenKey); err != nil {
+			return nil, fmt.Errorf("rest: token key: %w", err)
+		}
+	}
+	for i := range cfg.Clients {
+		s.clients[cfg.Clients[i].ID] = &cfg.Clients[i]
+	}
+	s.tokens.max = 16384
+	s.snap.ttl = cfg.SnapshotTTL
+	s.cache.max = cfg.CacheEntries
+
+	md, err := s.reader.Metadata(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("rest: read the DuckLake catalog (run duckicelake init first?): %w", err)
+	}
+	if err := s.reader.CheckVersion(ctx); err != nil {
+		return nil, fmt.Errorf("rest: %w", err)
+	}
+	s.dataPath = md.DataPath
+	if err := EnsureSidecar(ctx, deps.DB, cfg.Schema); err != nil {
+		return nil, err
+	}
+	if s.configBody, err = s.encodeConfig(); err != nil {
+		return nil, err
+	}
+	if s.tableConfig, err = json.Marshal(s.storageConfig()); err != nil {
+		return nil, err
+	}
+	s.etagSeed = sha256.Sum256(append(append([]byte{}, s.configBody...), s.tableConfig...))
+	return s, nil
+}
+
+// EnsureSidecar creates the catalog's namespace property table when it does
+// not exist. It is idempotent and safe to run from several processes at
+// once; New runs it.
+func EnsureSidecar(ctx context.Context, db DB, schema string) error {
+	if schema == "" {
+		schema = ducklake.DefaultSchema
+	}
+	qs := pgx.Identifier{schema}.Sanitize()
+	tx, err := db.BeginTx(ctx, pgx.TxOptions{})
+	if err != nil {
+		return fmt.Errorf("rest: create sidecar: %w", err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+	// CREATE TABLE IF NOT EXISTS still races on the catalog's unique index;
+	// the advisory lock serialises concurrent starts.
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('duckicelake rest sidecar ' || $1, 0))`, schema); err != nil {
+		return fmt.Errorf("rest: create sidecar: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+qs+`.`+namespacePropertyTable+` (
+		schema_id bigint NOT NULL,
+		key       text NOT NULL,
+		value     text NOT NULL,
+		PRIMARY KEY (schema_id, key)
+	)`); err != nil {
+		return fmt.Errorf("rest: create %s: %w", namespacePropertyTable, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("rest: create sidecar: %w", err)
+	}
+	return nil
+}
+
+// namespacePropertyTable holds Iceberg namespace properties by DuckLake
+// schema id. DuckLake has no place for them.
+const namespacePropertyTable = "duckicelake_namespace_property"
+
+// t qualifies a catalog table name.
+func (s *Server) t(name string) string { return s.schema + "." + name }

@@ -1,0 +1,335 @@
+package rest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/valyala/fasthttp"
+
+	"github.com/duckicelake/duckicelake/catalog/ducklake"
+)
+
+type tableIdentifier struct {
+	Namespace []string `json:"namespace"`
+	Name      *string  `json:"name"`
+}
+
+type listTablesBody struct {
+	NextPageToken *string           `json:"next-page-token"`
+	Identifiers   []tableIdentifier `json:"identifiers"`
+}
+
+// tableNames lists the tables of schema schemaID visible at snap.
+func (s *Server) tableNames(ctx context.Context, snap, schemaID int64) ([]string, error) {
+	rows, err := s.db.Query(ctx, `SELECT table_name FROM `+s.t("ducklake_table")+`
+		WHERE schema_id = $2 AND begin_snapshot <= $1 AND (end_snapshot IS NULL OR end_snapshot > $1)`, snap, schemaID)
+	if err != nil {
+		return nil, fmt.Errorf("read tables: %w", err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("read tables: %w", err)
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+func (s *Server) listTables(r *request) error {
+	if !r.p.CanRead(r.ns) {
+		return forbidden("no read access to namespace %s", r.ns)
+	}
+	snap, err := s.currentSnapshot(r.ctx)
+	if err != nil {
+		return err
+	}
+	sc, err := s.schemaNamed(r.ctx, snap, r.ns)
+	if err != nil {
+		return err
+	}
+	names, err := s.tableNames(r.ctx, snap, sc.ID)
+	if err != nil {
+		return err
+	}
+	page, next, err := paginate(names, r.ctx.QueryArgs())
+	if err != nil {
+		return err
+	}
+	out := listTablesBody{NextPageToken: next, Identifiers: make([]tableIdentifier, len(page))}
+	for i := range page {
+		out.Identifiers[i] = tableIdentifier{Namespace: []string{sc.Name}, Name: &page[i]}
+	}
+	return writeJSON(r.ctx, out)
+}
+
+// tableAt finds table ns.name visible at snap; NoSuchTable when it (or its
+// namespace) does not exist then.
+func (s *Server) tableAt(ctx context.Context, snap int64, ns, name string) (ducklake.Table, error) {
+	t, err := s.reader.TableByName(ctx, snap, ns, name)
+	if errors.Is(err, ducklake.ErrNotFound) {
+		return t, noSuchTable(ns, name)
+	}
+	return t, err
+}
+
+func (s *Server) tableExists(r *request) error {
+	if !r.p.CanRead(r.ns) {
+		return forbidden("no read access to namespace %s", r.ns)
+	}
+	snap, err := s.currentSnapshot(r.ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := s.tableAt(r.ctx, snap, r.ns, r.table); err != nil {
+		return err
+	}
+	r.ctx.SetStatusCode(fasthttp.StatusNoContent)
+	return nil
+}
+
+// The two encodings of LoadTable: every snapshot, or only those refs name.
+const (
+	formAll  byte = 'a'
+	formRefs byte = 'r'
+)
+
+func (s *Server) loadTable(r *request) error {
+	if !r.p.CanRead(r.ns) {
+		return forbidden("no read access to namespace %s", r.ns)
+	}
+	args := r.ctx.QueryArgs()
+	form := formAll
+	switch v := args.Peek("snapshots"); string(v) {
+	case "", "all":
+	case "refs":
+		form = formRefs
+	default:
+		return badRequest("snapshots must be all or refs, not %q", v)
+	}
+	var asOf int64
+	if v := args.Peek("snapshot-id"); len(v) > 0 {
+		n, err := strconv.ParseInt(string(v), 10, 64)
+		if err != nil || n < 0 {
+			return badRequest("snapshot-id must be a snapshot id (a non-negative integer), not %q", v)
+		}
+		asOf = n
+	}
+	if s.mat == nil {
+		return notImplemented(r)
+	}
+	e, err := s.loadEntry(r, form, asOf)
+	if err != nil {
+		return err
+	}
+	h := &r.ctx.Response.Header
+	h.Set(fasthttp.HeaderETag, e.etag)
+	if inm := r.ctx.Request.Header.Peek(fasthttp.HeaderIfNoneMatch); len(inm) > 0 && etagMatches(inm, e.etag) {
+		r.ctx.SetStatusCode(fasthttp.StatusNotModified)
+		return nil
+	}
+	body := e.body
+	if wantsVending(r.ctx) {
+		if body, err = s.vendedBody(r, e); err != nil {
+			return err
+		}
+		h.Set(fasthttp.HeaderCacheControl, "no-store")
+	}
+	h.SetContentType(contentTypeJSON)
+	r.ctx.SetBody(body)
+	return nil
+}
+
+// loadEntry finds the encoded LoadTable answer: from the cache when it is
+// still valid at the snapshot asked for (the current one when asOf is 0),
+// else by asking the materialiser, once per key however many requests miss
+// together.
+func (s *Server) loadEntry(r *request, form byte, asOf int64) (*loadEntry, error) {
+	snap := asOf
+	if asOf == 0 {
+		var err error
+		if snap, err = s.currentSnapshot(r.ctx); err != nil {
+			return nil, err
+		}
+	}
+	var kb [128]byte
+	key := appendLoadKey(kb[:0], form, asOf, r.ns, r.table)
+	old := s.cache.get(key)
+	if old != nil && old.snap == snap {
+		return old, nil
+	}
+	return s.flight.do(string(key), func() (*loadEntry, error) {
+		// Another caller of this flight may have just refreshed it.
+		if e := s.cache.get(key); e != nil && e.snap >= snap {
+			return e, nil
+		}
+		e, err := s.buildEntry(r.ctx, r.ns, r.table, form, asOf, snap, old)
+		if err != nil {
+			return nil, err
+		}
+		s.cache.put(key, e)
+		return e, nil
+	})
+}
+
+func (s *Server) buildEntry(ctx context.Context, ns, name string, form byte, asOf, snap int64, old *loadEntry) (*loadEntry, error) {
+	if asOf > 0 {
+		if _, err := s.reader.Snapshot(ctx, asOf); errors.Is(err, ducklake.ErrNotFound) {
+			return nil, errorf(fasthttp.StatusNotFound, TypeNoSuchTable, "snapshot %d does not exist", asOf)
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	t, err := s.tableAt(ctx, snap, ns, name)
+	if err != nil {
+		return nil, err
+	}
+	md, err := s.mat.Materialize(ctx, t, snap)
+	if err != nil {
+		return nil, fmt.Errorf("materialise %s.%s at snapshot %d: %w", ns, name, snap, err)
+	}
+	if old != nil && old.location == md.Location && old.table == t {
+		e := *old
+		e.snap = snap
+		return &e, nil
+	}
+	meta := md.JSON
+	if form == formRefs {
+		if meta, err = refsOnly(meta); err != nil {
+			return nil, fmt.Errorf("metadata of %s.%s at snapshot %d: %w", ns, name, snap, err)
+		}
+	}
+	e := &loadEntry{snap: snap, table: t, location: md.Location, metadata: meta}
+	e.body = s.appendLoadResult(nil, e, s.tableConfig, nil)
+	sum := sha256.New()
+	sum.Write(s.etagSeed[:])
+	sum.Write([]byte{form})
+	sum.Write([]byte(md.Location))
+	var d [sha256.Size]byte
+	e.etag = `"` + hex.EncodeToString(sum.Sum(d[:0])[:20]) + `"`
+	return e, nil
+}
+
+// appendLoadResult encodes a LoadTableResult. config is an encoded JSON
+// object; creds, when not nil, an encoded storage-credentials array.
+func (s *Server) appendLoadResult(dst []byte, e *loadEntry, config, creds []byte) []byte {
+	loc, _ := json.Marshal(e.location)
+	dst = append(dst, `{"metadata-location":`...)
+	dst = append(dst, loc...)
+	dst = append(dst, `,"metadata":`...)
+	dst = append(dst, e.metadata...)
+	dst = append(dst, `,"config":`...)
+	dst = append(dst, config...)
+	if creds != nil {
+		dst = append(dst, `,"storage-credentials":`...)
+		dst = append(dst, creds...)
+	}
+	return append(dst, '}')
+}
+
+// refsOnly keeps only the snapshots that a ref (branch or tag) points at,
+// as snapshots=refs asks.
+func refsOnly(meta []byte) ([]byte, error) {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(meta, &doc); err != nil {
+		return nil, fmt.Errorf("decode metadata: %w", err)
+	}
+	var refs map[string]struct {
+		SnapshotID int64 `json:"snapshot-id"`
+	}
+	if raw, ok := doc["refs"]; ok {
+		if err := json.Unmarshal(raw, &refs); err != nil {
+			return nil, fmt.Errorf("decode refs: %w", err)
+		}
+	}
+	var snaps []json.RawMessage
+	if raw, ok := doc["snapshots"]; ok {
+		if err := json.Unmarshal(raw, &snaps); err != nil {
+			return nil, fmt.Errorf("decode snapshots: %w", err)
+		}
+	}
+	keep := make(map[int64]bool, len(refs))
+	for _, r := range refs {
+		keep[r.SnapshotID] = true
+	}
+	kept := make([]json.RawMessage, 0, len(keep))
+	for _, raw := range snaps {
+		var sn struct {
+			SnapshotID int64 `json:"snapshot-id"`
+		}
+		if err := json.Unmarshal(raw, &sn); err != nil {
+			return nil, fmt.Errorf("decode snapshot: %w", err)
+		}
+		if keep[sn.SnapshotID] {
+			kept = append(kept, raw)
+		}
+	}
+	enc, err := json.Marshal(kept)
+	if err != nil {
+		return nil, err
+	}
+	doc["snapshots"] = enc
+	return json.Marshal(doc)
+}
+
+// etagMatches reports whether an If-None-Match value names etag: "*", or
+// a comma-separated list compared weakly (W/ ignored), as RFC 9110 says.
+func etagMatches(inm []byte, etag string) bool {
+	for _, part := range strings.Split(string(inm), ",") {
+		part = strings.TrimSpace(part)
+		if part == "*" || strings.TrimPrefix(part, "W/") == etag {
+			return true
+		}
+	}
+	return false
+}
+
+// loadCredentials serves GET …/tables/{table}/credentials.
+func (s *Server) loadCredentials(r *request) error {
+	if !r.p.CanRead(r.ns) {
+		return forbidden("no read access to namespace %s", r.ns)
+	}
+	if s.keyring == nil {
+		return unsupported("credential vending is not configured on this catalog (no minting keys)")
+	}
+	snap, err := s.currentSnapshot(r.ctx)
+	if err != nil {
+		return err
+	}
+	t, err := s.tableAt(r.ctx, snap, r.ns, r.table)
+	if err != nil {
+		return err
+	}
+	sc, err := s.vend(r.p, r.ns, t)
+	if err != nil {
+		return err
+	}
+	list := []storageCredential{}
+	if sc != nil {
+		list = append(list, *sc)
+	}
+	r.ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
+	return writeJSON(r.ctx, struct {
+		StorageCredentials []storageCredential `json:"storage-credentials"`
+	}{list})
+}
+
+// reportMetrics accepts a client's scan or commit report and discards it:
+// clients send them after operations and only log a failure.
+func (s *Server) reportMetrics(r *request) error {
+	if !r.p.CanRead(r.ns) {
+		return forbidden("no read access to namespace %s", r.ns)
+	}
+	var report map[string]json.RawMessage
+	if err := s.readJSON(r.ctx, &report); err != nil {
+		return err
+	}
+	r.ctx.SetStatusCode(fasthttp.StatusNoContent)
+	return nil
+}

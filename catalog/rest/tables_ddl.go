@@ -1,0 +1,242 @@
+package rest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/valyala/fasthttp"
+	"go.uber.org/zap"
+)
+
+// liveTable is a table that exists now (end_snapshot IS NULL).
+type liveTable struct {
+	ID           int64
+	Path         string // as stored
+	PathRelative bool
+}
+
+func (s *Server) lookupTable(ctx context.Context, tx pgx.Tx, schemaID int64, name string) (t liveTable, found bool, err error) {
+	err = tx.QueryRow(ctx, `SELECT table_id, coalesce(path, ''), coalesce(path_is_relative, true) FROM `+s.t("ducklake_table")+`
+		WHERE schema_id = $1 AND table_name = $2 AND end_snapshot IS NULL`, schemaID, name).Scan(&t.ID, &t.Path, &t.PathRelative)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return t, false, nil
+	}
+	if err != nil {
+		return t, false, fmt.Errorf("look up table %q: %w", name, err)
+	}
+	return t, true, nil
+}
+
+// dropTable ends the table's rows as DuckDB's DROP TABLE does (table,
+// partition info, columns, column tags, data and delete files, tags: the
+// DuckLake specification's list). With purgeRequested=true its files are
+// deleted from S3 afterwards; the purge is refused up front when another
+// live table's files share the prefix.
+func (s *Server) dropTable(r *request) error {
+	purge := false
+	switch v := r.ctx.QueryArgs().Peek("purgeRequested"); string(v) {
+	case "", "false":
+	case "true":
+		purge = true
+	default:
+		return badRequest("purgeRequested must be true or false, not %q", v)
+	}
+	if !r.p.CanWrite(r.ns) {
+		return forbidden("no write access to namespace %s", r.ns)
+	}
+	if purge && s.purger == nil {
+		return unsupported("purgeRequested: this catalog has no storage client to delete files with; drop without purge")
+	}
+	var bucket, prefix string
+	_, err := s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
+		sc, exists, err := s.lookupSchema(ctx, tx, r.ns)
+		if err != nil {
+			return change{}, err
+		}
+		if !exists {
+			return change{}, noSuchTable(r.ns, r.table)
+		}
+		t, exists, err := s.lookupTable(ctx, tx, sc.ID, r.table)
+		if err != nil {
+			return change{}, err
+		}
+		if !exists {
+			return change{}, noSuchTable(r.ns, r.table)
+		}
+		if purge {
+			if bucket, prefix, err = s.purgeTarget(ctx, tx, sc, t); err != nil {
+				return change{}, err
+			}
+		}
+		for _, u := range []struct{ table, idColumn string }{
+			{"ducklake_table", "table_id"},
+			{"ducklake_partition_info", "table_id"},
+			{"ducklake_column", "table_id"},
+			{"ducklake_column_tag", "table_id"},
+			{"ducklake_data_file", "table_id"},
+			{"ducklake_delete_file", "table_id"},
+			{"ducklake_tag", "object_id"},
+		} {
+			if _, err := tx.Exec(ctx, `UPDATE `+s.t(u.table)+` SET end_snapshot = $1 WHERE `+u.idColumn+` = $2 AND end_snapshot IS NULL`, next, t.ID); err != nil {
+				return change{}, fmt.Errorf("drop table %q: %s: %w", r.table, u.table, err)
+			}
+		}
+		return change{changes: fmt.Sprintf("dropped_table:%d", t.ID)}, nil
+	})
+	if err != nil {
+		return err
+	}
+	s.cache.drop(r.ns, r.table)
+	if purge {
+		// The drop is committed; a failed purge leaves files behind but
+		// does not undo it, so it is logged rather than answered.
+		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.PurgeTimeout)
+		err := s.purger.DeletePrefix(ctx, bucket, prefix)
+		cancel()
+		if err != nil {
+			s.log.Error("catalog: purge of a dropped table failed; its files remain",
+				zap.String("table", r.ns+"."+r.table), zap.String("bucket", bucket), zap.String("prefix", prefix), zap.Error(err))
+		}
+	}
+	r.ctx.SetStatusCode(fasthttp.StatusNoContent)
+	return nil
+}
+
+// purgeTarget resolves where table t's files live and checks that deleting
+// that prefix touches no other live table.
+func (s *Server) purgeTarget(ctx context.Context, tx pgx.Tx, sc liveSchema, t liveTable) (bucket, prefix string, err error) {
+	if !t.PathRelative || t.Path == "" || !strings.HasSuffix(t.Path, "/") {
+		return "", "", unsupported("purgeRequested: the table's path %q is not a directory of its own; drop without purge", t.Path)
+	}
+	path := s.resolve(s.resolve(s.dataPath, sc.Path, sc.PathRelative), t.Path, true)
+	bucket, prefix, ok := splitS3(path)
+	if !ok || prefix == "" {
+		return "", "", unsupported("purgeRequested: the table's files are not under an s3:// prefix (%s); drop without purge", path)
+	}
+	rows, err := tx.Query(ctx, `SELECT t.table_name, s.schema_name, coalesce(t.path, ''), coalesce(t.path_is_relative, true),
+			coalesce(s.path, ''), coalesce(s.path_is_relative, true)
+		FROM `+s.t("ducklake_table")+` t JOIN `+s.t("ducklake_schema")+` s USING (schema_id)
+		WHERE t.end_snapshot IS NULL AND s.end_snapshot IS NULL AND t.table_id <> $1`, t.ID)
+	if err != nil {
+		return "", "", fmt.Errorf("read table paths: %w", err)
+	}
+	var (
+		name, schema, tpath, spath string
+		trel, srel                 bool
+	)
+	var clash string
+	_, err = pgx.ForEachRow(rows, []any{&name, &schema, &tpath, &trel, &spath, &srel}, func() error {
+		other := s.resolve(s.resolve(s.dataPath, spath, srel), tpath, trel)
+		if clash == "" && (strings.HasPrefix(other, path) || strings.HasPrefix(path, other)) {
+			clash = schema + "." + name
+		}
+		return nil
+	})
+	if err != nil {
+		return "", "", fmt.Errorf("read table paths: %w", err)
+	}
+	if clash != "" {
+		return "", "", errorf(fasthttp.StatusConflict, TypeCommitFailed,
+			"purgeRequested: table %s keeps files under the same prefix %s; drop without purge", clash, path)
+	}
+	return bucket, prefix, nil
+}
+
+// resolve applies DuckLake's path rule: a relative path is appended to its
+// parent's.
+func (s *Server) resolve(base, path string, relative bool) string {
+	if relative {
+		return base + path
+	}
+	return path
+}
+
+type renameRequest struct {
+	Source      *tableIdentifier `json:"source"`
+	Destination *tableIdentifier `json:"destination"`
+}
+
+// renameTable renames a table within its namespace as DuckDB's ALTER TABLE
+// … RENAME TO does: the table row ends and a new row with the same id,
+// UUID and path begins, the schema version goes up (with a
+// ducklake_schema_versions row for the table), and the change is logged as
+// created_table:"ns"."new", DuckDB's own notation for a rename.
+func (s *Server) renameTable(r *request) error {
+	var req renameRequest
+	if err := s.readJSON(r.ctx, &req); err != nil {
+		return err
+	}
+	if req.Source == nil || req.Destination == nil {
+		return badRequest("a rename needs source and destination table identifiers")
+	}
+	for _, id := range []*tableIdentifier{req.Source, req.Destination} {
+		if id.Name == nil || *id.Name == "" {
+			return badRequest("a table identifier needs a name")
+		}
+		if id.Namespace == nil {
+			return badRequest("a table identifier needs a namespace")
+		}
+		if err := checkNamespace(id.Namespace); err != nil {
+			return err
+		}
+	}
+	srcNS, src := req.Source.Namespace[0], *req.Source.Name
+	dstNS, dst := req.Destination.Namespace[0], *req.Destination.Name
+	if !r.p.CanWrite(srcNS) {
+		return forbidden("no write access to namespace %s", srcNS)
+	}
+	if !r.p.CanWrite(dstNS) {
+		return forbidden("no write access to namespace %s", dstNS)
+	}
+	if err := checkName("table", dst); err != nil {
+		return err
+	}
+	if srcNS != dstNS {
+		return unsupported("moving a table to another namespace is not supported: a DuckLake table's files live under its schema's path")
+	}
+	_, err := s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
+		sc, exists, err := s.lookupSchema(ctx, tx, srcNS)
+		if err != nil {
+			return change{}, err
+		}
+		if !exists {
+			return change{}, noSuchTable(srcNS, src)
+		}
+		t, exists, err := s.lookupTable(ctx, tx, sc.ID, src)
+		if err != nil {
+			return change{}, err
+		}
+		if !exists {
+			return change{}, noSuchTable(srcNS, src)
+		}
+		taken, err := s.nameTaken(ctx, tx, sc.ID, dst)
+		if err != nil {
+			return change{}, err
+		}
+		if taken {
+			return change{}, errorf(fasthttp.StatusConflict, TypeAlreadyExists, "Table already exists: %s.%s", dstNS, dst)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE `+s.t("ducklake_table")+` SET end_snapshot = $1 WHERE table_id = $2 AND end_snapshot IS NULL`, next, t.ID); err != nil {
+			return change{}, fmt.Errorf("rename table: end %q: %w", src, err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO `+s.t("ducklake_table")+` (table_id, table_uuid, begin_snapshot, end_snapshot, schema_id, table_name, path, path_is_relative)
+			SELECT table_id, table_uuid, $1, NULL, schema_id, $3, path, path_is_relative FROM `+s.t("ducklake_table")+`
+			WHERE table_id = $2 AND end_snapshot = $1`, next, t.ID, dst); err != nil {
+			return change{}, fmt.Errorf("rename table: insert %q: %w", dst, err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO `+s.t("ducklake_schema_versions")+` (begin_snapshot, schema_version, table_id) VALUES ($1, $2, $3)`,
+			next, cur.SchemaVersion+1, t.ID); err != nil {
+			return change{}, fmt.Errorf("rename table: schema version: %w", err)
+		}
+		return change{changes: "created_table:" + quoteName(dstNS) + "." + quoteName(dst)}, nil
+	})
+	if err != nil {
+		return err
+	}
+	s.cache.drop(srcNS, src)
+	r.ctx.SetStatusCode(fasthttp.StatusNoContent)
+	return nil
+}

@@ -1,0 +1,115 @@
+package rest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/duckicelake/duckicelake/catalog/ducklake"
+	"github.com/duckicelake/duckicelake/internal/creds"
+)
+
+// storageCredential is the spec's StorageCredential: FileIO configuration
+// for the objects under Prefix.
+type storageCredential struct {
+	Prefix string            `json:"prefix"`
+	Config map[string]string `json:"config"`
+}
+
+// wantsVending reports whether X-Iceberg-Access-Delegation lists
+// vended-credentials.
+func wantsVending(ctx *fasthttp.RequestCtx) bool {
+	h := ctx.Request.Header.Peek("X-Iceberg-Access-Delegation")
+	for len(h) > 0 {
+		var item []byte
+		if i := bytes.IndexByte(h, ','); i >= 0 {
+			item, h = h[:i], h[i+1:]
+		} else {
+			item, h = h, nil
+		}
+		if string(bytes.TrimSpace(item)) == "vended-credentials" {
+			return true
+		}
+	}
+	return false
+}
+
+// splitS3 splits "s3://bucket/key/prefix/" into bucket and key prefix.
+func splitS3(path string) (bucket, prefix string, ok bool) {
+	rest, ok := strings.CutPrefix(path, "s3://")
+	if !ok {
+		return "", "", false
+	}
+	bucket, prefix, _ = strings.Cut(rest, "/")
+	if bucket == "" {
+		return "", "", false
+	}
+	return bucket, prefix, true
+}
+
+// vend mints a gateway credential for table t of namespace ns: read and
+// list under the table's path (its data and metadata/ files), plus write
+// when p may write the namespace. It returns nil when the catalog cannot
+// vend for this table (no keyring, no gateway URL, or the table does not
+// live on S3). The credential never outlives p's access token.
+func (s *Server) vend(p *Principal, ns string, t ducklake.Table) (*storageCredential, error) {
+	if s.keyring == nil || s.cfg.GatewayURL == "" {
+		return nil, nil
+	}
+	bucket, prefix, ok := splitS3(t.Path)
+	if !ok {
+		return nil, nil
+	}
+	access := creds.Read | creds.List
+	if p.CanWrite(ns) {
+		access |= creds.Write
+	}
+	var exp time.Time
+	if s.cfg.VendTTL > 0 {
+		exp = s.now().Add(s.cfg.VendTTL)
+	}
+	if !p.Expiry.IsZero() && (exp.IsZero() || p.Expiry.Before(exp)) {
+		exp = p.Expiry
+	}
+	m, err := s.keyring.Mint(creds.Claims{
+		Principal: p.Subject,
+		Actor:     creds.ActorHuman,
+		Channel:   creds.ChannelREST,
+		Catalog:   s.cfg.Name,
+		Grants:    []creds.Grant{{Bucket: bucket, Prefix: prefix, Access: access}},
+		Expiry:    exp,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("vend credentials for %s.%s: %w", ns, t.Name, err)
+	}
+	cfg := s.storageConfig()
+	cfg["s3.access-key-id"] = m.AccessKeyID
+	cfg["s3.secret-access-key"] = m.SecretAccessKey
+	cfg["s3.session-token"] = m.SessionToken
+	cfg["s3.session-token-expires-at-ms"] = strconv.FormatInt(m.Expiry.UnixMilli(), 10)
+	cfg["s3.remote-signing-enabled"] = "false"
+	return &storageCredential{Prefix: "s3://" + bucket + "/" + prefix, Config: cfg}, nil
+}
+
+// vendedBody encodes e with a freshly minted credential in config and
+// storage-credentials; e's own body when there is nothing to vend.
+func (s *Server) vendedBody(r *request, e *loadEntry) ([]byte, error) {
+	sc, err := s.vend(r.p, r.ns, e.table)
+	if err != nil || sc == nil {
+		return e.body, err
+	}
+	config, err := json.Marshal(sc.Config)
+	if err != nil {
+		return nil, err
+	}
+	list, err := json.Marshal([]storageCredential{*sc})
+	if err != nil {
+		return nil, err
+	}
+	return s.appendLoadResult(make([]byte, 0, len(e.body)+2*len(config)+64), e, config, list), nil
+}

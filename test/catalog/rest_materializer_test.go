@@ -1,0 +1,102 @@
+package catalog_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/duckicelake/duckicelake/catalog/ducklake"
+	"github.com/duckicelake/duckicelake/catalog/rest"
+)
+
+// testMaterializer is what LoadTable runs on in these tests.
+//
+// Until catalog/materialize lands, it is historyMaterializer: the table's
+// snapshot history from the DuckLake reader as a small metadata document.
+// That is enough for what these tests check of the REST layer (caching,
+// ETags, refs, time travel, vending, concurrency); the metadata itself is
+// the materialiser's own tests' business.
+func testMaterializer(t *testing.T, pool *pgxpool.Pool) *countingMaterializer {
+	t.Helper()
+	return &countingMaterializer{m: historyMaterializer{r: ducklake.NewReader(pool, "")}}
+}
+
+// countingMaterializer counts the calls that reach the materialiser.
+type countingMaterializer struct {
+	m     rest.Materializer
+	calls atomic.Int64
+}
+
+func (c *countingMaterializer) Materialize(ctx context.Context, t ducklake.Table, snap int64) (rest.Metadata, error) {
+	c.calls.Add(1)
+	return c.m.Materialize(ctx, t, snap)
+}
+
+type historyMaterializer struct{ r *ducklake.Reader }
+
+// Materialize lists the snapshots up to snap that changed the table (by
+// ducklake_snapshot_changes), the newest being the current one, and names
+// the document after it, so an unchanged table keeps its location.
+func (h historyMaterializer) Materialize(ctx context.Context, t ducklake.Table, snap int64) (rest.Metadata, error) {
+	snaps, err := h.r.Snapshots(ctx)
+	if err != nil {
+		return rest.Metadata{}, err
+	}
+	schemas, err := h.r.Schemas(ctx, snap)
+	if err != nil {
+		return rest.Metadata{}, err
+	}
+	var schema string
+	for _, s := range schemas {
+		if s.ID == t.SchemaID {
+			schema = s.Name
+		}
+	}
+	id := strconv.FormatInt(t.ID, 10)
+	type snapshot struct {
+		ID        int64  `json:"snapshot-id"`
+		Parent    *int64 `json:"parent-snapshot-id,omitempty"`
+		Timestamp int64  `json:"timestamp-ms"`
+	}
+	var hist []snapshot
+	for _, s := range snaps {
+		if s.ID > snap {
+			break
+		}
+		touched := false
+		for _, c := range ducklake.ParseChanges(s.Changes) {
+			if c.Target == id || strings.HasSuffix(c.Target, "."+`"`+t.Name+`"`) && strings.HasPrefix(c.Target, `"`+schema+`"`) {
+				touched = true
+			}
+		}
+		if touched {
+			sn := snapshot{ID: s.ID, Timestamp: s.Time.UnixMilli()}
+			if n := len(hist); n > 0 {
+				sn.Parent = &hist[n-1].ID
+			}
+			hist = append(hist, sn)
+		}
+	}
+	if len(hist) == 0 {
+		return rest.Metadata{}, fmt.Errorf("table %d has no history", t.ID)
+	}
+	cur := hist[len(hist)-1].ID
+	doc, err := json.Marshal(map[string]any{
+		"format-version":      2,
+		"table-uuid":          t.UUID,
+		"location":            strings.TrimSuffix(t.Path, "/"),
+		"current-snapshot-id": cur,
+		"refs":                map[string]any{"main": map[string]any{"snapshot-id": cur, "type": "branch"}},
+		"snapshots":           hist,
+	})
+	if err != nil {
+		return rest.Metadata{}, err
+	}
+	return rest.Metadata{Location: fmt.Sprintf("%smetadata/%05d-%s.metadata.json", t.Path, cur, t.UUID), JSON: doc}, nil
+}
