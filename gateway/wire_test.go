@@ -144,6 +144,21 @@ func TestMalformedRequests(t *testing.T) {
 			t.Fatalf("got %d %s", resp.StatusCode, got)
 		}
 	})
+	for name, raw := range map[string]string{
+		"duplicate content-length": "PUT /" + b + "/data/k HTTP/1.1\r\nHost: " + host + "\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nnew",
+		"duplicate host":           "GET /" + b + "/data/k HTTP/1.1\r\nHost: " + host + "\r\nHost: evil\r\n\r\n",
+		"unknown transfer coding":  "PUT /" + b + "/data/k HTTP/1.1\r\nHost: " + host + "\r\nTransfer-Encoding: gzip\r\n\r\nnew",
+		"garbage request line":     "NOT HTTP\r\n\r\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, br := e.dial(t)
+			io.WriteString(c, raw)
+			resp, got := readResponse(t, br, "GET")
+			if resp.StatusCode != 400 || !strings.Contains(got, "<Code>InvalidRequest</Code>") {
+				t.Fatalf("got %d %s", resp.StatusCode, got)
+			}
+		})
+	}
 	t.Run("anonymous", func(t *testing.T) {
 		c, br := e.dial(t)
 		io.WriteString(c, "GET /"+b+"/data/k HTTP/1.1\r\nHost: "+host+"\r\n\r\n")
