@@ -46,7 +46,7 @@ var restClients = []rest.Client{
 // restEnv is a catalog on a fresh Postgres database, served on a real
 // 127.0.0.1 port.
 type restEnv struct {
-	t       *testing.T
+	t       testing.TB
 	dsn     string
 	pool    *pgxpool.Pool
 	srv     *rest.Server
@@ -60,7 +60,7 @@ type restEnv struct {
 
 type restOption func(*rest.Config, *rest.Deps)
 
-func newRestEnv(t *testing.T, opts ...restOption) *restEnv {
+func newRestEnv(t testing.TB, opts ...restOption) *restEnv {
 	t.Helper()
 	dsn := pgtest.Database(t)
 	ctx := context.Background()
@@ -100,7 +100,7 @@ func newRestEnv(t *testing.T, opts ...restOption) *restEnv {
 
 // testKeyring is the stack's minting keyring when the test stack runs (so
 // the gateway accepts what the catalog vends), else a fresh one.
-func testKeyring(t *testing.T) *creds.Keyring {
+func testKeyring(t testing.TB) *creds.Keyring {
 	t.Helper()
 	key := creds.Key{ID: "test1"}
 	if f := os.Getenv("DUCKICELAKE_TEST_MINT_KEYS"); f != "" {
@@ -145,7 +145,7 @@ func (r response) errType() string {
 	return e.Error.Type
 }
 
-func (r response) decode(t *testing.T, v any) {
+func (r response) decode(t testing.TB, v any) {
 	t.Helper()
 	if err := json.Unmarshal(r.body, v); err != nil {
 		t.Fatalf("decode %s: %v", r.body, err)
@@ -234,9 +234,9 @@ func (e *restEnv) duck(stmts ...string) [][][]any {
 	return out
 }
 
-func runDuck(t *testing.T, out any, args ...string) {
+func runDuck(t testing.TB, out any, args ...string) {
 	t.Helper()
-	cmd := exec.Command(python(t), append([]string{filepath.Join(repoRoot(t), "test", "catalog", "rest_duckdb.py")}, args...)...)
+	cmd := exec.Command(venvPython(t), append([]string{filepath.Join(moduleRoot(t), "test", "catalog", "rest_duckdb.py")}, args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -264,6 +264,41 @@ func (e *restEnv) scanSecrets(secrets ...string) {
 				e.t.Errorf("a response contains a root secret (%s…): %.200s", s[:4], b)
 			}
 		}
+	}
+}
+
+// venvPython is the venv's interpreter ($DUCKICELAKE_PYTHON or
+// <repo>/.venv/bin/python); without it the test is skipped, or fails under CI.
+func venvPython(t testing.TB) string {
+	t.Helper()
+	p := os.Getenv("DUCKICELAKE_PYTHON")
+	if p == "" {
+		p = filepath.Join(moduleRoot(t), ".venv", "bin", "python")
+	}
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("no Python venv at %s (scripts/venv.sh makes it)", p)
+		}
+		t.Skipf("no Python venv at %s; run scripts/venv.sh", p)
+	}
+	return p
+}
+
+func moduleRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found")
+		}
+		dir = parent
 	}
 }
 

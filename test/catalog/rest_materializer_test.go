@@ -22,7 +22,7 @@ import (
 // That is enough for what these tests check of the REST layer (caching,
 // ETags, refs, time travel, vending, concurrency); the metadata itself is
 // the materialiser's own tests' business.
-func testMaterializer(t *testing.T, pool *pgxpool.Pool) *countingMaterializer {
+func testMaterializer(t testing.TB, pool *pgxpool.Pool) *countingMaterializer {
 	t.Helper()
 	return &countingMaterializer{m: historyMaterializer{r: ducklake.NewReader(pool, "")}}
 }
