@@ -37,7 +37,8 @@ func (s *Server) lookupTable(ctx context.Context, tx pgx.Tx, schemaID int64, nam
 // live table's files share the prefix.
 func (s *Server) dropTable(r *request) error {
 	purge := false
-	switch v := r.ctx.QueryArgs().Peek("purgeRequested"); string(v) {
+	// Case-insensitive: PyIceberg sends Python's "True" and "False".
+	switch v := r.ctx.QueryArgs().Peek("purgeRequested"); strings.ToLower(string(v)) {
 	case "", "false":
 	case "true":
 		purge = true

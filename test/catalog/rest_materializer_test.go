@@ -60,9 +60,13 @@ func (h historyMaterializer) Materialize(ctx context.Context, t ducklake.Table, 
 	}
 	id := strconv.FormatInt(t.ID, 10)
 	type snapshot struct {
-		ID        int64  `json:"snapshot-id"`
-		Parent    *int64 `json:"parent-snapshot-id,omitempty"`
-		Timestamp int64  `json:"timestamp-ms"`
+		ID           int64             `json:"snapshot-id"`
+		Parent       *int64            `json:"parent-snapshot-id,omitempty"`
+		Sequence     int64             `json:"sequence-number"`
+		Timestamp    int64             `json:"timestamp-ms"`
+		ManifestList string            `json:"manifest-list"`
+		Summary      map[string]string `json:"summary"`
+		SchemaID     int               `json:"schema-id"`
 	}
 	var hist []snapshot
 	for _, s := range snaps {
@@ -76,7 +80,8 @@ func (h historyMaterializer) Materialize(ctx context.Context, t ducklake.Table, 
 			}
 		}
 		if touched {
-			sn := snapshot{ID: s.ID, Timestamp: s.Time.UnixMilli()}
+			sn := snapshot{ID: s.ID, Sequence: int64(len(hist) + 1), Timestamp: s.Time.UnixMilli(), SchemaID: 0,
+				ManifestList: fmt.Sprintf("%smetadata/snap-%d.avro", t.Path, s.ID), Summary: map[string]string{"operation": "append"}}
 			if n := len(hist); n > 0 {
 				sn.Parent = &hist[n-1].ID
 			}
@@ -86,17 +91,41 @@ func (h historyMaterializer) Materialize(ctx context.Context, t ducklake.Table, 
 	if len(hist) == 0 {
 		return rest.Metadata{}, fmt.Errorf("table %d has no history", t.ID)
 	}
-	cur := hist[len(hist)-1].ID
+	// The schema, with every column as a string: the REST layer never looks
+	// inside it, clients only need it to parse.
+	cols, err := h.r.Columns(ctx, snap, t.ID)
+	if err != nil {
+		return rest.Metadata{}, err
+	}
+	fields := []map[string]any{}
+	last := int64(0)
+	for _, c := range cols {
+		fields = append(fields, map[string]any{"id": c.ID, "name": c.Name, "required": false, "type": "string"})
+		last = max(last, c.ID)
+	}
+	cur := hist[len(hist)-1]
 	doc, err := json.Marshal(map[string]any{
-		"format-version":      2,
-		"table-uuid":          t.UUID,
-		"location":            strings.TrimSuffix(t.Path, "/"),
-		"current-snapshot-id": cur,
-		"refs":                map[string]any{"main": map[string]any{"snapshot-id": cur, "type": "branch"}},
-		"snapshots":           hist,
+		"format-version":        2,
+		"table-uuid":            t.UUID,
+		"location":              strings.TrimSuffix(t.Path, "/"),
+		"last-sequence-number":  cur.Sequence,
+		"last-updated-ms":       cur.Timestamp,
+		"last-column-id":        last,
+		"schemas":               []any{map[string]any{"type": "struct", "schema-id": 0, "fields": fields}},
+		"current-schema-id":     0,
+		"partition-specs":       []any{map[string]any{"spec-id": 0, "fields": []any{}}},
+		"default-spec-id":       0,
+		"last-partition-id":     999,
+		"sort-orders":           []any{map[string]any{"order-id": 0, "fields": []any{}}},
+		"default-sort-order-id": 0,
+		"current-snapshot-id":   cur.ID,
+		"refs":                  map[string]any{"main": map[string]any{"snapshot-id": cur.ID, "type": "branch"}},
+		"snapshots":             hist,
+		"snapshot-log":          []any{},
+		"metadata-log":          []any{},
 	})
 	if err != nil {
 		return rest.Metadata{}, err
 	}
-	return rest.Metadata{Location: fmt.Sprintf("%smetadata/%05d-%s.metadata.json", t.Path, cur, t.UUID), JSON: doc}, nil
+	return rest.Metadata{Location: fmt.Sprintf("%smetadata/%05d-%s.metadata.json", t.Path, cur.ID, t.UUID), JSON: doc}, nil
 }
