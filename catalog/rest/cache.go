@@ -58,6 +58,12 @@ func (c *snapshotCache) set(id int64, at time.Time) {
 	}
 }
 
+// ObserveSnapshot tells the catalog that snapshot id was committed (a
+// NOTIFY from the ducklake_snapshot trigger, say), so LoadTable serves it at
+// once instead of after SnapshotTTL. Out-of-order and repeated ids are
+// harmless: the current id only grows.
+func (s *Server) ObserveSnapshot(id int64) { s.snap.set(id, time.Now()) }
+
 // currentSnapshot is the current snapshot id, at most SnapshotTTL old.
 func (s *Server) currentSnapshot(ctx context.Context) (int64, error) {
 	return s.snap.get(ctx, func(ctx context.Context) (int64, error) {

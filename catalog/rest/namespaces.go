@@ -299,14 +299,15 @@ func (s *Server) dropNamespace(r *request) error {
 		if !exists {
 			return change{}, noSuchNamespace(r.ns)
 		}
-		var tables, views int
+		var tables, views, macros int
 		if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM `+s.t("ducklake_table")+` WHERE schema_id = $1 AND end_snapshot IS NULL),
-			(SELECT count(*) FROM `+s.t("ducklake_view")+` WHERE schema_id = $1 AND end_snapshot IS NULL)`, sc.ID).Scan(&tables, &views); err != nil {
+			(SELECT count(*) FROM `+s.t("ducklake_view")+` WHERE schema_id = $1 AND end_snapshot IS NULL),
+			(SELECT count(*) FROM `+s.t("ducklake_macro")+` WHERE schema_id = $1 AND end_snapshot IS NULL)`, sc.ID).Scan(&tables, &views, &macros); err != nil {
 			return change{}, fmt.Errorf("count the tables of %q: %w", r.ns, err)
 		}
-		if tables+views > 0 {
+		if tables+views+macros > 0 {
 			return change{}, errorf(fasthttp.StatusConflict, TypeNamespaceNotEmpty,
-				"Namespace %s is not empty: %d tables, %d views", r.ns, tables, views)
+				"Namespace %s is not empty: %d tables, %d views, %d macros", r.ns, tables, views, macros)
 		}
 		if _, err := tx.Exec(ctx, `UPDATE `+s.t("ducklake_schema")+` SET end_snapshot = $1 WHERE schema_id = $2 AND end_snapshot IS NULL`, next, sc.ID); err != nil {
 			return change{}, fmt.Errorf("drop schema %q: %w", r.ns, err)

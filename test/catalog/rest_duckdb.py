@@ -8,6 +8,10 @@ Each SQL statement runs against the catalog attached as `l` (ATTACH
 'ducklake:postgres:<dsn>' AS l (DATA_PATH '<data path>')). Prints, as JSON,
 one list of rows per statement (values rendered with str(), NULL as null).
 
+With REST_DUCK_S3_ENDPOINT, _KEY, _SECRET (and _TOKEN, _REGION) set, an S3
+secret for that endpoint is created first, so Parquet files are written
+there (the gateway, with a credential the test minted).
+
 --loop N runs the statements N times in order, with "{i}" in a statement
 replaced by the iteration number, and reports only how many statements ran
 and the errors DuckDB raised (transaction conflicts with a concurrent writer
@@ -19,14 +23,30 @@ from __future__ import annotations
 import json
 import os
 import sys
+import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import duckdb_ext  # noqa: E402  (test/duckdb_ext.py: offline extension loading)
 
 
 def connect(dsn: str, data_path: str):
-    con = duckdb_ext.connect(load=("ducklake", "postgres"))
+    con = duckdb_ext.connect(load=("ducklake", "postgres", "httpfs"))
     con.execute("SET TimeZone = 'UTC'")
+    # Parquet files go to S3 through the gateway when the test gives a
+    # credential (one it minted for the catalog's data path).
+    if endpoint := os.environ.get("REST_DUCK_S3_ENDPOINT"):
+        u = urllib.parse.urlparse(endpoint)
+        con.execute(
+            "CREATE SECRET s (TYPE S3, KEY_ID ?, SECRET ?, SESSION_TOKEN ?, ENDPOINT ?, URL_STYLE 'path', USE_SSL ?, REGION ?)",
+            [
+                os.environ["REST_DUCK_S3_KEY"],
+                os.environ["REST_DUCK_S3_SECRET"],
+                os.environ.get("REST_DUCK_S3_TOKEN", ""),
+                u.netloc,
+                u.scheme == "https",
+                os.environ.get("REST_DUCK_S3_REGION", "us-east-1"),
+            ],
+        )
     con.execute(f"ATTACH 'ducklake:postgres:{dsn}' AS l (DATA_PATH '{data_path}')")
     return con
 
