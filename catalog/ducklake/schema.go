@@ -283,6 +283,17 @@ CREATE TABLE %[1]s.duckicelake_table_property (
 	value    text NOT NULL,
 	PRIMARY KEY (table_id, key)
 );`},
+	// The eager path (catalog/eager): every snapshot committed, by DuckDB or
+	// by us, notifies channel duckicelake_snapshot once it commits, with
+	// payload "<snapshot id> <schema>" — catalogs in several schemas of one
+	// database share the channel. The body is on one line so that pg_dump
+	// prints no ";\n" inside it.
+	{2, `
+CREATE OR REPLACE FUNCTION %[1]s.duckicelake_snapshot_notify() RETURNS trigger LANGUAGE plpgsql
+	AS $$BEGIN PERFORM pg_notify('duckicelake_snapshot', NEW.snapshot_id::text || ' ' || TG_TABLE_SCHEMA); RETURN NULL; END$$;
+DROP TRIGGER IF EXISTS duckicelake_snapshot_notify ON %[1]s.ducklake_snapshot;
+CREATE TRIGGER duckicelake_snapshot_notify AFTER INSERT ON %[1]s.ducklake_snapshot
+	FOR EACH ROW EXECUTE FUNCTION %[1]s.duckicelake_snapshot_notify();`},
 }
 
 // SidecarVersion is the newest sidecar migration this build knows.

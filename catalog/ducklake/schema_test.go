@@ -101,13 +101,22 @@ func initDB(t *testing.T, dsn string, opts ducklake.InitOptions) ducklake.InitRe
 	return res
 }
 
+// allMigrations lists every sidecar migration version, 1..SidecarVersion.
+func allMigrations() []int {
+	var vs []int
+	for v := 1; v <= ducklake.SidecarVersion(); v++ {
+		vs = append(vs, v)
+	}
+	return vs
+}
+
 // TestInitMatchesDuckDB compares the catalog Init creates with the one
 // DuckDB 1.5.5 created (testdata, made by testdata/generate.sh).
 func TestInitMatchesDuckDB(t *testing.T) {
 	dsn := pgtest.Database(t)
 	res := initDB(t, dsn, ducklake.InitOptions{DataPath: "s3://lake/data"})
-	if !res.Created || res.DataPath != "s3://lake/data/" || !slices.Equal(res.Migrations, []int{1}) {
-		t.Errorf("Init = %+v, want created, s3://lake/data/, migrations [1]", res)
+	if !res.Created || res.DataPath != "s3://lake/data/" || !slices.Equal(res.Migrations, allMigrations()) {
+		t.Errorf("Init = %+v, want created, s3://lake/data/, migrations %v", res, allMigrations())
 	}
 
 	wantSchema, err := os.ReadFile("testdata/ducklake-1.0-schema.sql")
@@ -182,8 +191,8 @@ func TestInitConcurrent(t *testing.T) {
 		}
 		migrated += len(results[i].Migrations)
 	}
-	if created != 1 || migrated != 1 {
-		t.Errorf("%d inits created %d catalogs and applied %d migrations, want 1 and 1", n, created, migrated)
+	if created != 1 || migrated != ducklake.SidecarVersion() {
+		t.Errorf("%d inits created %d catalogs and applied %d migrations, want 1 and %d", n, created, migrated, ducklake.SidecarVersion())
 	}
 	var snapshots int
 	if err := conns[0].QueryRow(context.Background(), "SELECT count(*) FROM ducklake_snapshot").Scan(&snapshots); err != nil || snapshots != 1 {
