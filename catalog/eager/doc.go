@@ -10,4 +10,7 @@
 // sees an id more than once and must be idempotent; it runs on the
 // listener's goroutine, so a slow one delays the next. Without the eager
 // path a lazy LoadTable is still correct, only colder.
+//
+// [Watcher.Observe] is the same without the election, for state every
+// process keeps, such as the catalog's notion of the current snapshot.
 package eager

@@ -32,7 +32,8 @@ func LockKey(schema string) int64 {
 	return pgnotify.LockKey("duckicelake eager " + schema)
 }
 
-// Watcher runs the eager path for one catalog. Set the fields, then Run.
+// Watcher follows the snapshots of one catalog. Set the fields, then call
+// Run (one leader per fleet handles them) or Observe (every process does).
 type Watcher struct {
 	// Pool runs the catch-up query (required).
 	Pool *pgxpool.Pool
@@ -51,31 +52,34 @@ type Watcher struct {
 	Logger *zap.Logger
 }
 
+// Observe calls Handler like Run, but in this process whatever the others
+// do, with no election: for per-process state such as a LoadTable cache
+// that must learn of new snapshots (rest.Server.ObserveSnapshot). It
+// returns ctx's error.
+func (w *Watcher) Observe(ctx context.Context) error {
+	s, connect, err := w.session()
+	if err != nil {
+		return err
+	}
+	l := &pgnotify.Listener{Connect: connect, OnReconnect: s.catchUp, Logger: s.log}
+	l.Handle(Channel, s.notified)
+	return l.Run(ctx)
+}
+
 // Run campaigns for the catalog's eager lock until ctx ends and, while
 // leading, listens on Channel and calls Handler: once for the newest
 // snapshot on every (re)connect, then for every snapshot the trigger
 // announces. It returns ctx's error, or the error of the first election
 // attempt (a bad DSN fails at once).
 func (w *Watcher) Run(ctx context.Context) error {
-	if w.Pool == nil || w.Handler == nil {
-		return errors.New("eager: Watcher needs Pool and Handler")
+	s, connect, err := w.session()
+	if err != nil {
+		return err
 	}
-	schema := w.Schema
-	if schema == "" {
-		schema = "public"
-	}
-	connect := w.Connect
-	if connect == nil {
-		connect = pgnotify.FromPool(w.Pool)
-	}
-	log := w.Logger
-	if log == nil {
-		log = zap.NewNop()
-	}
-	log = log.With(zap.String("catalog_schema", schema))
+	log := s.log
 	lead, err := (&pgnotify.Elector{
 		Connect:        connect,
-		LockKey:        LockKey(schema),
+		LockKey:        LockKey(s.schema),
 		RetryInterval:  w.RetryInterval,
 		HealthInterval: w.HealthInterval,
 		Logger:         log,
@@ -84,14 +88,6 @@ func (w *Watcher) Run(ctx context.Context) error {
 		return fmt.Errorf("eager: %w", err)
 	}
 	defer lead.Close()
-
-	s := &session{
-		pool:    w.Pool,
-		query:   `SELECT max(snapshot_id) FROM ` + pgx.Identifier{schema, "ducklake_snapshot"}.Sanitize(),
-		schema:  schema,
-		handler: w.Handler,
-		log:     log,
-	}
 	for {
 		term, err := lead.Term(ctx)
 		if err != nil {
@@ -105,6 +101,31 @@ func (w *Watcher) Run(ctx context.Context) error {
 		l.Handle(Channel, s.notified)
 		l.Run(term) //nolint:errcheck // returns when the term ends
 	}
+}
+
+func (w *Watcher) session() (*session, pgnotify.ConnectFunc, error) {
+	if w.Pool == nil || w.Handler == nil {
+		return nil, nil, errors.New("eager: Watcher needs Pool and Handler")
+	}
+	schema := w.Schema
+	if schema == "" {
+		schema = "public"
+	}
+	connect := w.Connect
+	if connect == nil {
+		connect = pgnotify.FromPool(w.Pool)
+	}
+	log := w.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &session{
+		pool:    w.Pool,
+		query:   `SELECT max(snapshot_id) FROM ` + pgx.Identifier{schema, "ducklake_snapshot"}.Sanitize(),
+		schema:  schema,
+		handler: w.Handler,
+		log:     log.With(zap.String("catalog_schema", schema)),
+	}, connect, nil
 }
 
 type session struct {

@@ -242,6 +242,43 @@ func TestWatcherSingleLeaderAndTakeover(t *testing.T) {
 	waitFor(t, "b handles snapshot 6", func() bool { x, ok := c.find(6); return ok && x.watcher == "b" })
 }
 
+// Observe runs in every process, with no election.
+func TestObserveEveryProcess(t *testing.T) {
+	checkNoLeaks(t)
+	dsn, pool := catalog(t, "s3://lake/data/", "")
+	conn := pgtest.Connect(t, dsn)
+	var c calls
+	var stops []func()
+	for _, name := range []string{"p1", "p2"} {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		w := &eager.Watcher{Pool: pool, Handler: c.handler(name)}
+		go func() { done <- w.Observe(ctx) }()
+		stops = append(stops, func() {
+			cancel()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Errorf("Observe = %v", err)
+			}
+		})
+	}
+	defer func() {
+		for _, stop := range stops {
+			stop()
+		}
+	}()
+	waitFor(t, "both catch up", func() bool { return len(c.snapshot()) == 2 })
+	addSnapshot(t, conn, "public", 1)
+	waitFor(t, "both see snapshot 1", func() bool {
+		n := 0
+		for _, x := range c.snapshot() {
+			if x.id == 1 {
+				n++
+			}
+		}
+		return n == 2
+	})
+}
+
 // Catalogs in several schemas of one database share the channel; each
 // watcher handles its own.
 func TestWatcherSchemas(t *testing.T) {
