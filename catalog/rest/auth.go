@@ -283,9 +283,10 @@ func (s *Server) writeToken(ctx *fasthttp.RequestCtx, sub string, scopes, roles 
 	ctx.SetBody(body)
 }
 
-// grantScopes decides the scopes of a new token. The "catalog" scope, which
-// Iceberg clients request by default, asks for nothing in particular; with
-// no other scope requested the token gets everything allowed. Otherwise each
+// grantScopes decides the scopes of a new token. Scopes outside this
+// catalog's grammar ("catalog", which Iceberg clients request by default,
+// or DuckDB's "PRINCIPAL_ROLE:ALL") ask for nothing in particular; with no
+// other scope requested the token gets everything allowed. Otherwise each
 // requested scope must be covered by the allowed ones.
 func grantScopes(allowed []string, requested string) ([]string, error) {
 	have, err := parseScopes(allowed)
@@ -294,7 +295,7 @@ func grantScopes(allowed []string, requested string) ([]string, error) {
 	}
 	var out []string
 	for _, r := range strings.Fields(requested) {
-		if r == "catalog" {
+		if r != "*" && !strings.HasPrefix(r, "ns:") {
 			continue
 		}
 		sc, err := parseScope(r)

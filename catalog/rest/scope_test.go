@@ -92,7 +92,8 @@ func TestGrantScopes(t *testing.T) {
 		{[]string{"ns:sales:r"}, "ns:*:r", nil, "not allowed"},
 		{[]string{"ns:*:rw"}, "*", []string{"*"}, ""},
 		{[]string{"ns:sales:rw"}, "*", nil, "not allowed"},
-		{[]string{"ns:sales:rw"}, "PRINCIPAL_ROLE:ALL", nil, "want * or"},
+		{[]string{"ns:sales:rw"}, "PRINCIPAL_ROLE:ALL", []string{"ns:sales:rw"}, ""},
+		{[]string{"ns:sales:rw"}, "ns:sales", nil, "want * or"},
 		{nil, "", []string{}, ""},
 	}
 	for _, tt := range tests {
