@@ -484,14 +484,14 @@ func (s *partitionSummary) update(t Type, v any) error {
 		s.lower, s.upper = v, v
 		return nil
 	}
-	c, err := compareValues(t, v, s.lower)
+	c, err := CompareValues(t, v, s.lower)
 	if err != nil {
 		return err
 	}
 	if c < 0 {
 		s.lower = v
 	}
-	if c, _ = compareValues(t, v, s.upper); c > 0 {
+	if c, _ = CompareValues(t, v, s.upper); c > 0 {
 		s.upper = v
 	}
 	return nil
@@ -510,9 +510,10 @@ func (s *partitionSummary) summary() FieldSummary {
 	return fs
 }
 
-// compareValues orders two non-null values of type t the way Iceberg does
-// (bytes unsigned lexicographic, strings by UTF-8 bytes, -0.0 < +0.0).
-func compareValues(t Type, a, b any) (int, error) {
+// CompareValues orders two non-null values of type t the way Iceberg does
+// (bytes unsigned lexicographic, strings by UTF-8 bytes, -0.0 < +0.0);
+// callers keep NaN out, it is not ordered.
+func CompareValues(t Type, a, b any) (int, error) {
 	switch x := a.(type) {
 	case bool:
 		if y, ok := b.(bool); ok {
