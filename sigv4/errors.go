@@ -26,6 +26,7 @@ const (
 	ErrMalformedTrailer
 	ErrInvalidChunkSize
 	ErrEntityTooLarge
+	ErrMissingContentLength
 	ErrNotImplemented
 	errCodeEnd
 )
@@ -52,6 +53,7 @@ var errorCodeInfo = [errCodeEnd]struct {
 	ErrMalformedTrailer:                  {"MalformedTrailerError", http.StatusBadRequest},
 	ErrInvalidChunkSize:                  {"InvalidChunkSizeError", http.StatusBadRequest},
 	ErrEntityTooLarge:                    {"EntityTooLarge", http.StatusBadRequest},
+	ErrMissingContentLength:              {"MissingContentLength", http.StatusLengthRequired},
 	ErrNotImplemented:                    {"NotImplemented", http.StatusNotImplemented},
 }
 

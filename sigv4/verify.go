@@ -318,7 +318,7 @@ var (
 		"The security token must be sent once"}
 	errStreamingECDSA = &Error{ErrNotImplemented,
 		"SigV4a streaming payloads (STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD) are not implemented"}
-	errMissingDecodedLength = &Error{ErrInvalidRequest,
+	errMissingDecodedLength = &Error{ErrMissingContentLength,
 		"x-amz-decoded-content-length is required for STREAMING payloads"}
 	errDecodedLength = &Error{ErrInvalidArgument,
 		"x-amz-decoded-content-length must be a non-negative integer"}

@@ -297,7 +297,7 @@ func TestVerifyPayloadModes(t *testing.T) {
 			0, PayloadStreamingUnsignedTrailer, 0, "x-amz-checksum-crc32c"},
 		{"unsigned trailer without trailer header", StreamingUnsignedTrailer, headerList{{Name: []byte("x-amz-decoded-content-length"), Value: []byte("7")}},
 			0, PayloadStreamingUnsignedTrailer, 7, ""},
-		{"streaming without decoded length", StreamingPayload, nil, ErrInvalidRequest, 0, 0, ""},
+		{"streaming without decoded length", StreamingPayload, nil, ErrMissingContentLength, 0, 0, ""},
 		{"decoded length garbage", StreamingPayload, headerList{{Name: []byte("x-amz-decoded-content-length"), Value: []byte("5x")}}, ErrInvalidArgument, 0, 0, ""},
 		{"decoded length negative", StreamingPayload, headerList{{Name: []byte("x-amz-decoded-content-length"), Value: []byte("-5")}}, ErrInvalidArgument, 0, 0, ""},
 		{"decoded length huge", StreamingPayload, headerList{{Name: []byte("x-amz-decoded-content-length"), Value: []byte("99999999999999999999")}}, ErrInvalidArgument, 0, 0, ""},
@@ -672,7 +672,7 @@ func TestResultBody(t *testing.T) {
 			t.Fatalf("short content length: %v", err)
 		}
 		res.DecodedContentLength = -1
-		if _, err := res.Body(bytes.NewReader(wire), -1); CodeOf(err) != ErrInvalidRequest {
+		if _, err := res.Body(bytes.NewReader(wire), -1); CodeOf(err) != ErrMissingContentLength {
 			t.Fatalf("no decoded length: %v", err)
 		}
 	})

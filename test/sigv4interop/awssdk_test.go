@@ -106,7 +106,7 @@ func TestAWSSDKGoV2(t *testing.T) {
 					case "":
 						op.Refused = true
 					case "rejected":
-						op.Rejected = sigv4.ErrInvalidRequest
+						op.Rejected = sigv4.ErrMissingContentLength
 					default:
 						op.Want = []string{want}
 					}
