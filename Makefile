@@ -4,8 +4,9 @@ GO ?= go
 BIN := bin
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 FUZZTIME ?= 20s
+CONFORMANCE_ARGS ?=
 
-.PHONY: all build versitygw venv test unit vet bench fuzz run up down clean
+.PHONY: all build versitygw venv test unit vet bench fuzz run up down clean conformance
 
 all: build
 
@@ -33,6 +34,13 @@ unit:
 # them, one summary line. scripts/test.sh lists the env vars tests read.
 test:
 	./scripts/test.sh
+
+# conformance: the Iceberg REST Compatibility Kit (Maven Central, Java 17+)
+# against the catalog of a fresh stack; prints "conformance: N passed, N
+# failed, N skipped". Fails only when the kit cannot run (CONFORMANCE_ARGS=
+# --strict: on any failing test). test/conformance/README.md.
+conformance:
+	./scripts/conformance.sh $(CONFORMANCE_ARGS)
 
 bench:
 	./scripts/bench.sh

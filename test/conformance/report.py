@@ -29,6 +29,7 @@ import xml.etree.ElementTree as ET
 REQUEST = re.compile(r"(http-outgoing-\d+) >> ([A-Z]+) (\S+) HTTP/\d(?:\.\d)?\s*$")
 RESPONSE = re.compile(r"(http-outgoing-\d+) << HTTP/\d(?:\.\d)? (\d{3})")
 MARK = "RCK-MARK\t"
+UNSUPPORTED = re.compile(r"does not support endpoint:? ([A-Z]+ /v1/[^\s\"',]+)")
 
 # Path segments that are fixed words of the REST spec's routes, after the
 # segment they follow; anything else after "namespaces", "tables", "views"
@@ -130,6 +131,8 @@ def read_reports(directory):
                     message = el.get("message") or ""
                     typ = el.get("type") or ""
                     detail = (el.text or "").strip()
+                    if not message and detail:
+                        message = detail.splitlines()[0]
                     if typ and tag != "skipped":
                         message = f"{typ.rsplit('.', 1)[-1]}: {message}" if message else typ
                     break
@@ -176,7 +179,12 @@ def main(argv):
             origin = " (class setup)" if exs else ""
         c["exchanges"] = [str(e) for e in exs]
         last = exs[-1] if exs else None
-        if last is None:
+        unsupported = UNSUPPORTED.search(c["message"] + "\n" + c["detail"])
+        if unsupported:
+            # The client checks /v1/config's endpoint list and refuses to
+            # send what is not there; no request was made for it.
+            key = f"{unsupported.group(1)} -> not in /v1/config endpoints (client did not send it)"
+        elif last is None:
             key = "no HTTP request (client-side)"
         else:
             key = f"{last.key()} -> {last.status or 'no response'}{origin}"
