@@ -20,7 +20,7 @@
 #                    (X-Iceberg-Access-Delegation), which the kit's commits
 #                    need to write manifests to s3:// table locations
 #   RCK_PROPERTIES   more catalog properties, "key=value" separated by spaces
-#   RCK_TIMEOUT      give up on the kit after this long (default 30m)
+#   RCK_TIMEOUT      give up on the kit after this long (default 20m)
 #   MVN, JAVA        the commands (default mvn, $JAVA_HOME/bin/java or java)
 # Capability flags the kit reads are in pom.xml (rck.*); override one with
 # RCK_PROPERTIES="rck.supports-names-with-dot=true".
@@ -98,6 +98,9 @@ else
     -Drck.local=false
     "-Duri=$uri"
     "-Dwarehouse=${RCK_WAREHOUSE:-lake}"
+    # A catalog that hangs fails the test at hand instead of the whole run.
+    -Drest.client.connection-timeout-ms=10000
+    -Drest.client.socket-timeout-ms=60000
   )
   if [[ -n ${RCK_CREDENTIAL:-} ]]; then
     props+=("-Doauth2-server-uri=$uri/v1/oauth/tokens")
@@ -126,19 +129,19 @@ if ((reference)); then
   # loopback, so nothing outside this machine's 127.0.0.1 can reach it.
   [[ $(id -u) == 0 ]] || cannot "--reference needs root (for unshare -n)"
   port=18181
-  CATALOG_REST_PORT=$port timeout "${RCK_TIMEOUT:-30m}" unshare -n sh -c 'ip link set lo up && exec "$@"' sh "${cmd[@]}" \
+  CATALOG_REST_PORT=$port timeout "${RCK_TIMEOUT:-20m}" unshare -n sh -c 'ip link set lo up && exec "$@"' sh "${cmd[@]}" \
     >target/console.log 2>&1
 else
   envs=()
   [[ -n ${RCK_CREDENTIAL:-} ]] && envs+=("CATALOG_CREDENTIAL=$RCK_CREDENTIAL")
-  env "${envs[@]}" timeout "${RCK_TIMEOUT:-30m}" "${cmd[@]}" >target/console.log 2>&1
+  env "${envs[@]}" timeout "${RCK_TIMEOUT:-20m}" "${cmd[@]}" >target/console.log 2>&1
 fi
 rc=$?
 echo "conformance: the kit finished in $((SECONDS - t0))s (exit $rc)"
 # ConsoleLauncher: 0 all passed, 1 some failed, 2 no test found; 124 = timeout.
 case $rc in
   0 | 1) ;;
-  124) cannot "the kit did not finish in ${RCK_TIMEOUT:-30m}" ;;
+  124) cannot "the kit did not finish in ${RCK_TIMEOUT:-20m}" ;;
   *)
     tail -n 30 target/console.log >&2
     cannot "ConsoleLauncher exited $rc (console: $here/target/console.log)"
