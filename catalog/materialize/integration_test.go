@@ -285,7 +285,9 @@ func readers(t *testing.T, requests []readRequest) {
 		t.Fatalf("%d results for %d requests", len(results), len(requests))
 	}
 	pruned := 0
-	defer func() { t.Logf("PyIceberg and DuckDB iceberg_scan read %d (table, snapshot) pairs; %d pruning checks", len(results), pruned) }()
+	defer func() {
+		t.Logf("PyIceberg and DuckDB iceberg_scan read %d (table, snapshot) pairs; %d pruning checks", len(results), pruned)
+	}()
 	for i, res := range results {
 		req := requests[i]
 		if res.PyIcebergError != "" || !slices.Equal(res.PyIceberg, req.want) {
