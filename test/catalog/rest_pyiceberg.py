@@ -14,11 +14,21 @@ read <ns> <table>
     PyIceberg builds from the LoadTable answer. Rows are rendered as sorted
     lists of strings. Also reports the FileIO endpoint and whether the
     storage credential PyIceberg picked is the vended one.
+
+duckdb-iceberg <ns> <table>
+    DuckDB's iceberg extension ATTACHes the same REST catalog (OAuth2 client
+    credentials, vended credentials) and selects the table's rows.
+
+truth <libpq dsn> <data path> <ns> <table>   (no catalog uri/credential)
+    The ground truth: DuckDB with the ducklake extension reads the table at
+    every DuckLake snapshot where it exists (AT (VERSION => id)), with the
+    S3 secret of REST_DUCK_S3_* (see rest_duckdb.py).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from pyiceberg.catalog import load_catalog
@@ -81,10 +91,7 @@ def scenario_catalog(cat, ns: str, table: str) -> dict:
 
 def rows_of(arrow_table) -> list[str]:
     cols = arrow_table.column_names
-    rows = []
-    for r in arrow_table.to_pylist():
-        rows.append(json.dumps([str(r[c]) if r[c] is not None else None for c in cols]))
-    return sorted(rows)
+    return render_rows([[r[c] for c in cols] for r in arrow_table.to_pylist()])
 
 
 def scenario_read(cat, ns: str, table: str) -> dict:
@@ -104,13 +111,54 @@ def scenario_read(cat, ns: str, table: str) -> dict:
     return out
 
 
-SCENARIOS = {"catalog": scenario_catalog, "read": scenario_read}
+def render_rows(rows) -> list[str]:
+    return sorted(json.dumps([str(v) if v is not None else None for v in r]) for r in rows)
+
+
+def scenario_duckdb_iceberg(uri: str, credential: str, ns: str, table: str) -> dict:
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    import duckdb_ext
+
+    client_id, secret = credential.split(":", 1)
+    con = duckdb_ext.connect()
+    con.execute(
+        "CREATE SECRET ice (TYPE ICEBERG, CLIENT_ID ?, CLIENT_SECRET ?, OAUTH2_SERVER_URI ?)",
+        [client_id, secret, uri + "/v1/oauth/tokens"],
+    )
+    con.execute(f"ATTACH 'lake' AS ice (TYPE ICEBERG, ENDPOINT '{uri}', SECRET ice, ACCESS_DELEGATION_MODE 'vended_credentials')")
+    return {"current": render_rows(con.execute(f'SELECT * FROM ice."{ns}"."{table}"').fetchall())}
+
+
+def scenario_truth(dsn: str, data_path: str, ns: str, table: str) -> dict:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import rest_duckdb
+
+    con = rest_duckdb.connect(dsn, data_path)
+    snaps = [r[0] for r in con.execute("SELECT snapshot_id FROM ducklake_snapshots('l') ORDER BY 1").fetchall()]
+    out: dict = {"snapshots": {}}
+    for sid in snaps:
+        try:
+            rows = con.execute(f'SELECT * FROM l."{ns}"."{table}" AT (VERSION => {sid})').fetchall()
+        except Exception:  # noqa: BLE001 — the table does not exist at sid
+            continue
+        out["snapshots"][str(sid)] = render_rows(rows)
+    out["current"] = render_rows(con.execute(f'SELECT * FROM l."{ns}"."{table}"').fetchall())
+    return out
+
+
+SCENARIOS = {"catalog": scenario_catalog, "read": scenario_read, "duckdb-iceberg": scenario_duckdb_iceberg}
 
 
 def main(argv: list[str]) -> int:
+    if len(argv) >= 6 and argv[1] == "truth":
+        json.dump(scenario_truth(*argv[2:6]), sys.stdout)
+        return 0
     if len(argv) < 4 or argv[1] not in SCENARIOS:
         print(__doc__, file=sys.stderr)
         return 2
+    if argv[1] == "duckdb-iceberg":
+        json.dump(scenario_duckdb_iceberg(*argv[2:]), sys.stdout)
+        return 0
     cat = catalog_for(argv[2], argv[3])
     json.dump(SCENARIOS[argv[1]](cat, *argv[4:]), sys.stdout)
     return 0
