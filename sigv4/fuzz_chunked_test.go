@@ -277,7 +277,7 @@ func referenceDecode(wire []byte, cfg *ChunkedConfig) (out []byte, err error) {
 		}
 	}
 	if alg != 0 {
-		b, err := base64.StdEncoding.DecodeString(value)
+		b, err := base64.StdEncoding.Strict().DecodeString(value) // canonical padding only
 		if err != nil || len(b) != alg.Size() || len(value) != base64.StdEncoding.EncodedLen(alg.Size()) || strings.ContainsAny(value, "\r\n") {
 			return nil, refError("checksum syntax")
 		}
