@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -142,7 +143,8 @@ func (s *Server) loadTable(r *request) error {
 		h.Set(fasthttp.HeaderCacheControl, "no-store")
 	}
 	h.SetContentType(contentTypeJSON)
-	r.ctx.SetBody(body)
+	// Cached bodies are immutable, so fasthttp may send them without a copy.
+	r.ctx.Response.SetBodyRaw(body)
 	return nil
 }
 
@@ -204,6 +206,13 @@ func (s *Server) buildEntry(ctx context.Context, ns, name string, form byte, asO
 		if meta, err = refsOnly(meta); err != nil {
 			return nil, fmt.Errorf("metadata of %s.%s at snapshot %d: %w", ns, name, snap, err)
 		}
+	} else {
+		// The stored file may be indented; the answer need not be.
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, meta); err != nil {
+			return nil, fmt.Errorf("metadata of %s.%s at snapshot %d: %w", ns, name, snap, err)
+		}
+		meta = buf.Bytes()
 	}
 	e := &loadEntry{snap: snap, table: t, location: md.Location, metadata: meta}
 	e.body = s.appendLoadResult(nil, e, s.tableConfig, nil)
