@@ -3,6 +3,8 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttpadaptor"
+	"github.com/valyala/fasthttp/pprofhandler"
 
 	"github.com/duckicelake/duckicelake/sigv4"
 )
@@ -85,12 +88,20 @@ func (s *Server) probeUpstream(ctx context.Context) error {
 //	/metrics  Prometheus exposition of g
 //	/healthz  200 while the process serves
 //	/readyz   200 when the upstream answers, 503 otherwise
+//	/debug/pprof/…  Go's profiles, only when the process was started with
+//	          DUCKICELAKE_PPROF=1 (off by default: profiling is for the
+//	          operator's own listener, and costs CPU while it runs)
 //
 // Every other path goes to next (the catalog shares the listener), or is
 // answered 404 when next is nil.
 func (s *Server) AdminHandler(g prometheus.Gatherer, next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	metrics := fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+	pprof := pprofEnabled()
 	return func(ctx *fasthttp.RequestCtx) {
+		if pprof && strings.HasPrefix(string(ctx.Path()), "/debug/pprof/") {
+			pprofhandler.PprofHandler(ctx)
+			return
+		}
 		switch string(ctx.Path()) {
 		case "/metrics":
 			metrics(ctx)
@@ -113,4 +124,17 @@ func (s *Server) AdminHandler(g prometheus.Gatherer, next fasthttp.RequestHandle
 			ctx.Error("not found", fasthttp.StatusNotFound)
 		}
 	}
+}
+
+// pprofEnvVar names the environment variable that turns on /debug/pprof/ on
+// the admin listener ("1" or "true").
+const pprofEnvVar = "DUCKICELAKE_PPROF"
+
+// pprofEnabled reports whether pprofEnvVar asks for the profiling endpoints.
+func pprofEnabled() bool {
+	switch os.Getenv(pprofEnvVar) {
+	case "1", "true":
+		return true
+	}
+	return false
 }

@@ -90,6 +90,9 @@ func TestAdminEndpoints(t *testing.T) {
 	if st, _ := get("/nope"); st != 404 {
 		t.Fatalf("/nope %d", st)
 	}
+	if st, _ := get("/debug/pprof/heap"); st != 404 {
+		t.Fatalf("/debug/pprof/heap without %s: %d", pprofEnvVar, st)
+	}
 	st, body := get("/metrics")
 	if st != 200 {
 		t.Fatalf("/metrics %d", st)
@@ -140,5 +143,18 @@ func TestAuditLine(t *testing.T) {
 		if !strings.Contains(lines[1], want) {
 			t.Errorf("deny line lacks %s: %s", want, lines[1])
 		}
+	}
+}
+
+// TestAdminPprof: the profiling endpoints exist only when asked for.
+func TestAdminPprof(t *testing.T) {
+	e := newEnv(t)
+	t.Setenv(pprofEnvVar, "1")
+	h := e.srv.AdminHandler(e.registry, nil)
+	var ctx fasthttp.RequestCtx
+	ctx.Request.SetRequestURI("/debug/pprof/heap?debug=1")
+	h(&ctx)
+	if st := ctx.Response.StatusCode(); st != 200 || !strings.Contains(string(ctx.Response.Body()), "heap profile") {
+		t.Fatalf("/debug/pprof/heap: %d %.200s", st, ctx.Response.Body())
 	}
 }
