@@ -221,7 +221,10 @@ type ManifestWriter struct {
 	schema   string
 	meta     map[string]string
 	w        *avro.Writer
-	bounds   []byte
+	fw       *avro.Writer
+	// encoded remembers each data_file's encoding: a file carried from
+	// manifest to manifest (merges, rewrites) is encoded once.
+	encoded map[*DataFile][]byte
 }
 
 // NewManifestWriter prepares to write manifests described by info.
@@ -253,14 +256,18 @@ func NewManifestWriter(info ManifestInfo) (*ManifestWriter, error) {
 			"format-version":    strconv.Itoa(info.FormatVersion),
 			"content":           info.Content.String(),
 		},
-		w: avro.NewWriter(nil, 64<<10),
+		w:       avro.NewWriter(nil, 64<<10),
+		fw:      avro.NewWriter(nil, 1024),
+		encoded: map[*DataFile][]byte{},
 	}, nil
 }
 
 // PartitionType is the struct type of the partition tuples this writer takes.
 func (mw *ManifestWriter) PartitionType() Type { return mw.partType }
 
-// Write encodes entries as one manifest file. The returned ManifestFile has
+// Write encodes entries as one manifest file. The writer remembers the
+// encoding of every *DataFile it has written, so a DataFile must not be
+// modified once written. The returned ManifestFile has
 // every field but Path filled in (Length, counts, partition summaries,
 // MinSequenceNumber from the entries' data sequence numbers); the caller
 // names the file and sets SequenceNumber and AddedSnapshotID for the list.
@@ -372,7 +379,8 @@ func writeIntBytesMap(w *avro.Writer, m map[int][]byte) {
 }
 
 func sortedKeys[V any](m map[int]V) []int {
-	keys := make([]int, 0, len(m))
+	var buf [32]int
+	keys := buf[:0]
 	for k := range m {
 		keys = append(keys, k)
 	}
@@ -381,12 +389,25 @@ func sortedKeys[V any](m map[int]V) []int {
 }
 
 func (mw *ManifestWriter) writeEntry(e *ManifestEntry) error {
-	w, f := mw.w, e.File
+	w := mw.w
 	w.WriteInt(int32(e.Status))
 	writeOptLong(w, e.SnapshotID)
 	writeOptLong(w, e.SequenceNumber)
 	writeOptLong(w, e.FileSequenceNumber)
+	b, ok := mw.encoded[e.File]
+	if !ok {
+		mw.fw.Reset(nil)
+		if err := mw.writeDataFile(mw.fw, e.File); err != nil {
+			return err
+		}
+		b = slices.Clone(mw.fw.Buffer())
+		mw.encoded[e.File] = b
+	}
+	_, _ = w.Write(b)
+	return nil
+}
 
+func (mw *ManifestWriter) writeDataFile(w *avro.Writer, f *DataFile) error {
 	w.WriteInt(int32(f.Content))
 	w.WriteString(f.Path)
 	w.WriteString(cmp.Or(f.Format, FormatParquet))

@@ -336,6 +336,13 @@ func checkFile(path, format, key string) error {
 // fileMetrics fills Iceberg metrics from DuckLake's per-file column stats.
 // DuckLake's value_count counts non-null values; Iceberg's includes nulls.
 func fileMetrics(df *iceberg.DataFile, stats []ducklake.FileColumnStats, schema *iceberg.Schema, leaves map[int64]leafColumn) {
+	if len(stats) > 0 {
+		df.ColumnSizes = make(map[int]int64, len(stats))
+		df.ValueCounts = make(map[int]int64, len(stats))
+		df.NullValueCounts = make(map[int]int64, len(stats))
+		df.LowerBounds = make(map[int][]byte, len(stats))
+		df.UpperBounds = make(map[int][]byte, len(stats))
+	}
 	for _, st := range stats {
 		id := int(st.ColumnID)
 		nf := schema.FindField(id)

@@ -247,12 +247,17 @@ func (ms *mappedSpec) partitionTuple(values []ducklake.FilePartitionValue) ([]an
 
 func temporalValue(f mappedField, i int, intAt func(int) (int64, bool, error)) (any, error) {
 	parts := [4]int64{0, 1, 1, 0} // year, month, day, hour
-	need := map[fieldRule][]int{
-		ruleYear:  {i},
-		ruleMonth: {f.year, i},
-		ruleDay:   {f.year, f.month, i},
-		ruleHour:  {f.year, f.month, f.day, i},
-	}[f.rule]
+	var need []int
+	switch f.rule {
+	case ruleYear:
+		need = []int{i}
+	case ruleMonth:
+		need = []int{f.year, i}
+	case ruleDay:
+		need = []int{f.year, f.month, i}
+	case ruleHour:
+		need = []int{f.year, f.month, f.day, i}
+	}
 	for k, pos := range need {
 		n, ok, err := intAt(pos)
 		if err != nil {

@@ -10,14 +10,21 @@ import (
 	"github.com/duckicelake/duckicelake/catalog/iceberg"
 )
 
-// A group is a set of files added in the same snapshot under one spec and
-// content; it owns one manifest, rewritten only when one of its files goes
-// away, and otherwise carried into every later manifest list as is.
+// A group is a set of files under one spec and content that shares one
+// manifest. Files added by a snapshot start a group of level 0; the
+// manifest is rewritten only when one of its files goes away, and otherwise
+// carried into every later manifest list as is. When more than mergeFanIn
+// groups of one level pile up they are merged into one group of the next
+// level (like Iceberg's manifest merging), which keeps manifest lists at
+// O(mergeFanIn × log n) entries instead of one per commit ever made.
 type groupKey struct {
 	content iceberg.ManifestContent
-	addedAt int64
+	addedAt int64 // the oldest snapshot whose files the group holds
 	specID  int
+	level   int
 }
+
+const mergeFanIn = 10
 
 type group struct {
 	key      groupKey
@@ -118,7 +125,7 @@ func (b *builder) walk() (*Output, error) {
 			totals.record(it, false)
 		}
 		for _, it := range addAt[s] {
-			key := groupKey{manifestContent(it), s, it.specID}
+			key := groupKey{manifestContent(it), s, it.specID, 0}
 			g := groups[key]
 			if g == nil {
 				g = &group{key: key}
@@ -130,6 +137,7 @@ func (b *builder) walk() (*Output, error) {
 			pending.record(it, true)
 			totals.record(it, true)
 		}
+		mergeGroups(groups, groupOf)
 		if sn := snapByID[s]; sn != nil {
 			for _, c := range ducklake.ParseChanges(sn.Changes) {
 				pending.compacted = pending.compacted || (c.Kind == "compacted_table" && c.Target == tableID)
@@ -196,11 +204,63 @@ func manifestContent(it *item) iceberg.ManifestContent {
 }
 
 func compareGroupKeys(x, y groupKey) int {
-	return cmp.Or(cmp.Compare(x.content, y.content), cmp.Compare(x.addedAt, y.addedAt), cmp.Compare(x.specID, y.specID))
+	return cmp.Or(cmp.Compare(x.content, y.content), cmp.Compare(x.addedAt, y.addedAt), cmp.Compare(x.specID, y.specID), cmp.Compare(x.level, y.level))
+}
+
+// mergeGroups merges the groups of a level into one of the next level
+// whenever a (content, spec) has more than mergeFanIn of them.
+func mergeGroups(groups map[groupKey]*group, groupOf map[*item]*group) {
+	type shape struct {
+		content iceberg.ManifestContent
+		specID  int
+		level   int
+	}
+	count := map[shape]int{}
+	for k := range groups {
+		count[shape{k.content, k.specID, k.level}]++
+	}
+	for len(count) > 0 {
+		var full []shape
+		for sh, n := range count {
+			if n > mergeFanIn {
+				full = append(full, sh)
+			}
+		}
+		if len(full) == 0 {
+			return
+		}
+		clear(count)
+		for _, sh := range full {
+			var members []*group
+			for k, g := range groups {
+				if k.content == sh.content && k.specID == sh.specID && k.level == sh.level {
+					members = append(members, g)
+				}
+			}
+			slices.SortFunc(members, func(x, y *group) int { return cmp.Compare(x.key.addedAt, y.key.addedAt) })
+			merged := &group{key: groupKey{sh.content, members[0].key.addedAt, sh.specID, sh.level + 1}, dirty: true}
+			for _, g := range members {
+				merged.live = append(merged.live, g.live...)
+				merged.removed = append(merged.removed, g.removed...)
+				delete(groups, g.key)
+			}
+			for _, it := range merged.live {
+				groupOf[it] = merged
+			}
+			groups[merged.key] = merged
+			next := shape{sh.content, sh.specID, sh.level + 1}
+			for k := range groups {
+				if k.content == next.content && k.specID == next.specID && k.level == next.level {
+					count[next]++
+				}
+			}
+		}
+	}
 }
 
 // writeGroup writes group g's manifest as of snapshot s: files added at s
-// as ADDED, older live files as EXISTING, files removed at s as DELETED.
+// as ADDED, older live files as EXISTING, files removed since the group's
+// last manifest as DELETED.
 // All entries carry explicit snapshot ids and sequence numbers, so the
 // manifest means the same in every manifest list that carries it.
 func (b *builder) writeGroup(writers map[writerKey]*iceberg.ManifestWriter, g *group, s int64, schema *iceberg.Schema, n int) (iceberg.ManifestFile, error) {
@@ -216,16 +276,15 @@ func (b *builder) writeGroup(writers map[writerKey]*iceberg.ManifestWriter, g *g
 		writers[wk] = mw
 	}
 	entries := make([]iceberg.ManifestEntry, 0, len(g.live)+len(g.removed))
-	added := g.key.addedAt
 	for _, it := range g.live {
 		status := iceberg.StatusExisting
-		if added == s {
+		if it.begin == s {
 			status = iceberg.StatusAdded
 		}
-		entries = append(entries, iceberg.ManifestEntry{Status: status, SnapshotID: &added, SequenceNumber: &it.seq, FileSequenceNumber: &added, File: it.file})
+		entries = append(entries, iceberg.ManifestEntry{Status: status, SnapshotID: &it.begin, SequenceNumber: &it.seq, FileSequenceNumber: &it.begin, File: it.file})
 	}
 	for _, it := range g.removed {
-		entries = append(entries, iceberg.ManifestEntry{Status: iceberg.StatusDeleted, SnapshotID: &s, SequenceNumber: &it.seq, FileSequenceNumber: &added, File: it.file})
+		entries = append(entries, iceberg.ManifestEntry{Status: iceberg.StatusDeleted, SnapshotID: &s, SequenceNumber: &it.seq, FileSequenceNumber: &it.begin, File: it.file})
 	}
 	body, mf, err := mw.Write(entries, s)
 	if err != nil {
