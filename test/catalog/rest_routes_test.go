@@ -26,6 +26,8 @@ func TestRESTRoutes(t *testing.T) {
 		"INSERT INTO l.sales.items VALUES (10)",
 		"CREATE SCHEMA l.hr",
 		"CREATE TABLE l.hr.people (name VARCHAR)",
+		"CREATE TABLE l.hr.odd (d INTERVAL)",
+		"INSERT INTO l.hr.odd VALUES (INTERVAL 1 DAY)",
 	)
 	tok := map[string]string{}
 	for _, c := range restClients {
@@ -256,6 +258,8 @@ func TestRESTRoutes(t *testing.T) {
 				t.Errorf("ETag = %q", etag)
 			}
 		}},
+		{name: "load table without data", method: "GET", path: "/v1/lake/namespaces/hr/tables/people", token: tok["admin"], code: 200},
+		{name: "load table Iceberg cannot express", method: "GET", path: "/v1/lake/namespaces/hr/tables/odd", token: tok["admin"], code: 406, errType: "UnsupportedOperationException"},
 		{name: "load table with refs", method: "GET", path: "/v1/lake/namespaces/sales/tables/orders?snapshots=refs", token: tok["reader"], code: 200},
 		{name: "load table: bad snapshots", method: "GET", path: "/v1/lake/namespaces/sales/tables/orders?snapshots=some", token: tok["reader"], code: 400, errType: "BadRequestException"},
 		{name: "load table: bad snapshot-id", method: "GET", path: "/v1/lake/namespaces/sales/tables/orders?snapshot-id=x", token: tok["reader"], code: 400, errType: "BadRequestException"},
@@ -351,7 +355,7 @@ func TestRESTRoutes(t *testing.T) {
 	if s := flat(got[0]); !slices.Equal(s, []string{"hr", "main", "mkt", "ops", "sales"}) {
 		t.Errorf("DuckDB schemas = %v", s)
 	}
-	if s := flat(got[1]); !slices.Equal(s, []string{"hr.people", "sales.orders"}) {
+	if s := flat(got[1]); !slices.Equal(s, []string{"hr.odd", "hr.people", "sales.orders"}) {
 		t.Errorf("DuckDB tables = %v", s)
 	}
 	if s := flat(got[2]); !slices.Equal(s, []string{"2"}) {
