@@ -163,7 +163,8 @@ type readResult struct {
 }
 
 // TestMaterialiseMatchesDuckDB builds tables with a real DuckDB 1.5 on a
-// real Postgres over many snapshots, materialises every snapshot of every
+// real Postgres over many snapshots (and one table of the DuckDB types whose
+// Iceberg form is least obvious: unsigned ints, HUGEINT, TIMESTAMP_MS/_S), materialises every snapshot of every
 // table, and reads each back with iceberg-go, PyIceberg and DuckDB's iceberg
 // extension: every reader must see exactly the rows DuckDB sees.
 func TestMaterialiseMatchesDuckDB(t *testing.T) {
@@ -214,7 +215,7 @@ func TestMaterialiseMatchesDuckDB(t *testing.T) {
 	// Time travel inside the newest metadata: every Iceberg snapshot shows
 	// what DuckDB showed at the DuckLake snapshot of the same id.
 	for name, res := range lastMeta {
-		if len(res.Metadata.Snapshots) < 2 {
+		if name != "odd" && len(res.Metadata.Snapshots) < 2 {
 			t.Errorf("%s: only %d Iceberg snapshots", name, len(res.Metadata.Snapshots))
 		}
 		for _, s := range res.Metadata.Snapshots {

@@ -26,7 +26,6 @@ var ErrUnsupportedType = errors.New("materialize: column type not expressible in
 //	int8, int16, int32             int
 //	uint8, uint16                  int
 //	int64, uint32                  long
-//	uint64                         decimal(20,0)  (files hold INT64 UINT_64)
 //	int128, uint128                double         (DuckDB writes HUGEINT as DOUBLE)
 //	float32, float64               float, double
 //	decimal(p,s)                   decimal(p,s)
@@ -39,8 +38,13 @@ var ErrUnsupportedType = errors.New("materialize: column type not expressible in
 //	blob                           binary
 //	uuid                           uuid
 //	list, struct, map              list, struct, map
-//	time_ns, timetz, interval,
-//	variant, geometry              ErrUnsupportedType
+//	uint64, time_ns, timetz,
+//	interval, variant, geometry    ErrUnsupportedType
+//
+// uint64 has no faithful form: the files hold INT64 annotated UINT_64,
+// which PyIceberg and iceberg-go refuse to read as decimal(20,0) ("cannot
+// promote long to decimal"), and read as long every value above 2^63-1
+// would come back negative.
 func IcebergType(f ducklake.Field, formatVersion int) (iceberg.Type, error) {
 	t := f.Type
 	unsupported := func(why string) (iceberg.Type, error) {
@@ -54,7 +58,7 @@ func IcebergType(f ducklake.Field, formatVersion int) (iceberg.Type, error) {
 	case ducklake.KindInt64, ducklake.KindUint32:
 		return iceberg.Primitive(iceberg.TypeLong), nil
 	case ducklake.KindUint64:
-		return iceberg.DecimalOf(20, 0), nil
+		return unsupported("Iceberg has no unsigned 64-bit integer (as long, values above 2^63-1 would read negative)")
 	case ducklake.KindInt128, ducklake.KindUint128:
 		return iceberg.Primitive(iceberg.TypeDouble), nil
 	case ducklake.KindFloat32:
@@ -171,8 +175,6 @@ func IcebergValue(t ducklake.Type, v any) (any, error) {
 		return int32(x), nil
 	case uint32:
 		return int64(x), nil
-	case uint64:
-		return iceberg.Decimal{Unscaled: new(big.Int).SetUint64(x)}, nil
 	case *big.Int:
 		f, _ := new(big.Float).SetInt(x).Float64()
 		return f, nil
