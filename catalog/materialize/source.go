@@ -38,6 +38,10 @@ type History struct {
 	// Inlined holds the inlined rows of every schema version, each row with
 	// its Begin and End (rows ended before the snapshot included).
 	Inlined []ducklake.InlinedData
+
+	// NameMappings tell readers how to find columns in files written
+	// without field ids (ducklake_add_data_files).
+	NameMappings []ducklake.NameMapping
 }
 
 // InlinedDelete is one row of ducklake_inlined_delete_<table id>: row
@@ -99,6 +103,9 @@ func (s *PGSource) History(ctx context.Context, tableID, snapshotID int64) (*His
 		}
 	}
 	if h.Partitions, err = s.r.PartitionSpecs(ctx, tableID); err != nil {
+		return nil, err
+	}
+	if h.NameMappings, err = s.r.NameMappings(ctx, tableID); err != nil {
 		return nil, err
 	}
 	steps := []func(context.Context, *History, int64) error{

@@ -186,3 +186,20 @@ func TestIncrement(t *testing.T) {
 		t.Error("incrementBytes of all 0xff")
 	}
 }
+
+func TestNameMapping(t *testing.T) {
+	s := &iceberg.Schema{Fields: []iceberg.NestedField{
+		{ID: 1, Name: "id", Type: iceberg.Primitive(iceberg.TypeLong)},
+		{ID: 2, Name: "tags", Type: iceberg.ListOf(3, false, iceberg.Primitive(iceberg.TypeString))},
+		{ID: 4, Name: "m", Type: iceberg.MapOf(5, iceberg.Primitive(iceberg.TypeString), 6, false, iceberg.StructOf(
+			iceberg.NestedField{ID: 7, Name: "x", Type: iceberg.Primitive(iceberg.TypeInt)}))},
+	}}
+	got := nameMapping(s, []ducklake.NameMapping{{ID: 1, Entries: []ducklake.NameMappingEntry{
+		{ColumnID: 1, SourceName: "ID", TargetFieldID: 1}, {ColumnID: 1, SourceName: "id", TargetFieldID: 1},
+		{ColumnID: 2, SourceName: "labels", TargetFieldID: 2}}}})
+	want := `[{"field-id":1,"names":["id","ID"]},{"field-id":2,"names":["tags","labels"],"fields":[{"field-id":3,"names":["element"]}]},` +
+		`{"field-id":4,"names":["m"],"fields":[{"field-id":5,"names":["key"]},{"field-id":6,"names":["value"],"fields":[{"field-id":7,"names":["x"]}]}]}]`
+	if got != want {
+		t.Errorf("name mapping\n got %s\nwant %s", got, want)
+	}
+}

@@ -2,6 +2,7 @@ package materialize
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -371,6 +372,9 @@ func (b *builder) finish(md *iceberg.TableMetadata) (*Output, error) {
 		}
 	}
 	md.SortOrders = []iceberg.SortOrder{iceberg.Unsorted}
+	if len(b.h.NameMappings) > 0 {
+		md.Properties = map[string]string{"schema.name-mapping.default": nameMapping(cur.schema, b.h.NameMappings)}
+	}
 	for _, s := range b.h.Snapshots {
 		if s.ID == version {
 			md.LastUpdatedMS = s.Time.UnixMilli()
@@ -386,4 +390,49 @@ func (b *builder) finish(md *iceberg.TableMetadata) (*Output, error) {
 	loc := b.metaDir + fmt.Sprintf("v%d-%s.metadata.json", version, contentHash(body))
 	b.addFile(loc, body)
 	return &Output{Metadata: md, MetadataJSON: body, MetadataLocation: loc, Files: b.files}, nil
+}
+
+// nameMapping is the table property readers use for files without field
+// ids: every field by its current name, plus the names DuckLake's mappings
+// give it in added files (Appendix C, name mapping serialization).
+func nameMapping(schema *iceberg.Schema, mappings []ducklake.NameMapping) string {
+	extra := map[int][]string{}
+	for _, m := range mappings {
+		for _, e := range m.Entries {
+			extra[int(e.TargetFieldID)] = append(extra[int(e.TargetFieldID)], e.SourceName)
+		}
+	}
+	type mapped struct {
+		FieldID int      `json:"field-id"`
+		Names   []string `json:"names"`
+		Fields  []mapped `json:"fields,omitempty"`
+	}
+	var fieldsOf func(t iceberg.Type) []mapped
+	one := func(f iceberg.NestedField) mapped {
+		names := []string{f.Name}
+		more := slices.Clone(extra[f.ID])
+		slices.Sort(more)
+		for _, n := range slices.Compact(more) {
+			if n != f.Name {
+				names = append(names, n)
+			}
+		}
+		return mapped{FieldID: f.ID, Names: names, Fields: fieldsOf(f.Type)}
+	}
+	fieldsOf = func(t iceberg.Type) []mapped {
+		var out []mapped
+		switch t.ID {
+		case iceberg.TypeStruct:
+			for _, f := range t.Fields {
+				out = append(out, one(f))
+			}
+		case iceberg.TypeList:
+			out = append(out, one(*t.Element))
+		case iceberg.TypeMap:
+			out = append(out, one(*t.Key), one(*t.Value))
+		}
+		return out
+	}
+	b, _ := json.Marshal(fieldsOf(schema.AsStruct())) // plain structs: cannot fail
+	return string(b)
 }

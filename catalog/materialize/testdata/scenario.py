@@ -24,7 +24,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "test"))
 import duckdb_ext  # noqa: E402  (test/duckdb_ext.py: offline extension loading)
 
-TABLES = ("ev", "idp", "ym", "odd")
+TABLES = ("ev", "idp", "ym", "odd", "ext")
 
 STEPS = [
     "CREATE TABLE l.ev (id BIGINT, ts TIMESTAMP, cat VARCHAR, v DOUBLE, amount DECIMAL(10,2))",
@@ -82,6 +82,14 @@ def write(dsn: str, data_path: str) -> dict:
     con = connect(dsn, data_path)
     for s in STEPS:
         con.execute(s)
+    # A Parquet file without field ids, added as is: readers need the name
+    # mapping to find its columns.
+    ext = os.path.join(data_path, "external", "ext.parquet")
+    os.makedirs(os.path.dirname(ext), exist_ok=True)
+    con.execute("CREATE TABLE l.ext (id BIGINT, v VARCHAR)")
+    con.execute(f"COPY (SELECT i::BIGINT AS id, 'e' || i AS v FROM range(7) r(i)) TO '{ext}' (FORMAT parquet)")
+    con.execute(f"CALL ducklake_add_data_files('l', 'ext', '{ext}')")
+    con.execute("INSERT INTO l.ext SELECT i, 'n' || i FROM range(100, 2100) r(i)")
     return report(con)
 
 
