@@ -490,13 +490,21 @@ func (s *Server) forward(st *reqState) {
 		if !ok {
 			return
 		}
-		if decoded == 0 {
-			if _, err := io.Copy(io.Discard, &st.verified); err != nil {
-				st.failBody()
+		if decoded <= maxSmallUpload {
+			// A small body is read and verified whole, then sent with its
+			// length and SHA-256, which the backend checks: a body cut
+			// short on the way cannot commit, and neither side pays for
+			// aws-chunked framing and per-chunk signatures.
+			if !st.readSmallBody(decoded) {
 				return
 			}
-			payloadHash = emptySHA256Hex
-			up.Header.SetContentLength(0)
+			st.trailerAsHeader()
+			payloadHash = appendHexSHA256(&st.hashHex, st.small)
+			if decoded == 0 {
+				up.Header.SetContentLength(0)
+			} else {
+				up.SetBodyRaw(st.small)
+			}
 			break
 		}
 		chunk := min(int64(s.up.chunkSize), decoded)
@@ -560,18 +568,66 @@ func (s *Server) forward(st *reqState) {
 				return
 			}
 		}
-		if len(st.res.Trailer()) > 0 && st.chunked != nil {
-			// A trailing checksum of a small body becomes a header: the
-			// body is sent whole, with no trailer section.
-			if name, value := st.chunked.Checksum(); len(name) > 0 {
-				up.Header.SetBytesKV(name, value)
-			}
-		}
+		st.trailerAsHeader()
 		payloadHash = appendHexSHA256(&st.hashHex, st.small)
 		up.SetBodyRaw(st.small)
 	}
 	s.signUpstream(st, payloadHash, t)
 	s.exchange(st)
+}
+
+// maxSmallUpload is the largest object body sent upstream whole, with
+// Content-Length and its SHA-256, rather than as aws-chunked.
+const maxSmallUpload = 64 << 10
+
+// readSmallBody reads the verified body of n bytes whole into st.small. The
+// verifying readers hold back the final byte until the hash, signature or
+// checksum has matched, so a body that reads whole has verified.
+func (st *reqState) readSmallBody(n int64) bool {
+	if int64(cap(st.small)) < n {
+		st.small = make([]byte, n)
+	}
+	st.small = st.small[:n]
+	if _, err := io.ReadFull(&st.verified, st.small); err != nil {
+		st.failBody()
+		return false
+	}
+	var one [1]byte
+	for range maxEmptyReads {
+		m, err := st.verified.Read(one[:])
+		if m > 0 {
+			// The readers stop at the declared length; this is a bug
+			// guard, not a client error path.
+			st.bodyErr = errBodyTooLarge
+			st.failBody()
+			return false
+		}
+		if err == io.EOF {
+			return true
+		}
+		if err != nil {
+			st.failBody()
+			return false
+		}
+	}
+	st.bodyErr = io.ErrNoProgress
+	st.failBody()
+	return false
+}
+
+// maxEmptyReads bounds reads that return neither bytes nor an error.
+const maxEmptyReads = 100
+
+// trailerAsHeader forwards the verified trailing checksum of a body sent
+// whole as a header: the upstream request has no trailer section, and the
+// backend still checks and stores the client's checksum.
+func (st *reqState) trailerAsHeader() {
+	if len(st.res.Trailer()) == 0 || st.chunked == nil {
+		return
+	}
+	if name, value := st.chunked.Checksum(); len(name) > 0 {
+		st.upReq.Header.SetBytesKV(name, value)
+	}
 }
 
 // openBody wraps the client's body in the verifying reader its payload mode

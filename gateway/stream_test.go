@@ -136,14 +136,30 @@ func chunkedBody(t *testing.T, m creds.Minted, at time.Time, seed [32]byte, sign
 
 // TestStreamingUploadIntegrity: a PUT whose body does not verify or does not
 // arrive whole neither creates nor overwrites the object on the backend.
+//
+// Bodies up to maxSmallUpload go upstream whole with their SHA-256, larger
+// ones as signed aws-chunked: both sizes run every case.
 func TestStreamingUploadIntegrity(t *testing.T) {
 	e := newEnv(t)
 	b := e.bucket()
 	m := e.mint(time.Hour, b+":data/:rw")
 	host := strings.TrimPrefix(e.endpoint, "http://")
-	data := make([]byte, 300<<10)
-	rand.Read(data)
-	const chunk = 64 << 10
+	for _, size := range []struct {
+		name        string
+		data, chunk int
+	}{
+		{"large", 300 << 10, 64 << 10},
+		{"small", 40 << 10, 8 << 10},
+	} {
+		t.Run(size.name, func(t *testing.T) {
+			data := make([]byte, size.data)
+			rand.Read(data)
+			testUploadIntegrity(t, e, b, m, host, data, size.chunk)
+		})
+	}
+}
+
+func testUploadIntegrity(t *testing.T, e *env, b string, m creds.Minted, host string, data []byte, chunk int) {
 
 	type tamper func(wire []byte) []byte
 	flipSig := func(n int) tamper { // the n-th "chunk-signature=" value
@@ -183,7 +199,7 @@ func TestStreamingUploadIntegrity(t *testing.T) {
 		trailer  string
 		signed   bool
 		tamper   tamper
-		truncate int // wire bytes sent before the write side closes; -1 all
+		truncate int // wire bytes sent before the write side closes; -1 all, -2 all but the final chunk, -3 two thirds
 		wantCode string
 	}{
 		{name: "valid signed", payload: sigv4.StreamingPayload, signed: true, truncate: -1},
@@ -196,10 +212,10 @@ func TestStreamingUploadIntegrity(t *testing.T) {
 		{name: "chunk data", payload: sigv4.StreamingPayload, signed: true, tamper: flipData, truncate: -1, wantCode: "SignatureDoesNotMatch"},
 		{name: "trailer signature", payload: sigv4.StreamingPayloadTrailer, signed: true, trailer: "x-amz-checksum-crc32", tamper: flipTrailerSig, truncate: -1, wantCode: "SignatureDoesNotMatch"},
 		{name: "unsigned trailer checksum", payload: sigv4.StreamingUnsignedTrailer, trailer: "x-amz-checksum-crc32", tamper: flipData, truncate: -1, wantCode: "BadDigest"},
-		{name: "truncated signed", payload: sigv4.StreamingPayload, signed: true, truncate: 200 << 10},
+		{name: "truncated signed", payload: sigv4.StreamingPayload, signed: true, truncate: -3},
 		{name: "truncated before final chunk", payload: sigv4.StreamingPayload, signed: true, truncate: -2},
-		{name: "truncated unsigned payload", payload: sigv4.UnsignedPayload, truncate: 200 << 10},
-		{name: "truncated sha256 payload", payload: "sha256", truncate: 200 << 10},
+		{name: "truncated unsigned payload", payload: sigv4.UnsignedPayload, truncate: -3},
+		{name: "truncated sha256 payload", payload: "sha256", truncate: -3},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -242,9 +258,12 @@ func TestStreamingUploadIntegrity(t *testing.T) {
 					wire = tc.tamper(wire)
 				}
 				truncate := tc.truncate
-				if truncate == -2 {
+				switch truncate {
+				case -2:
 					// Everything but the final chunk and the closing CRLF.
 					truncate = bytes.LastIndex(wire, []byte("0;chunk-signature="))
+				case -3:
+					truncate = len(wire) * 2 / 3
 				}
 				resp, body := e.send(t, head, wire, truncate)
 				valid := tc.tamper == nil && tc.truncate == -1
