@@ -15,6 +15,7 @@ type Config struct {
 	Upstream Upstream `toml:"upstream"`
 	Root     Root     `toml:"root"`
 	Mint     Mint     `toml:"mint"`
+	OAuth    OAuth    `toml:"oauth"`
 	Log      Log      `toml:"log"`
 }
 
@@ -40,9 +41,43 @@ type Gateway struct {
 	MaxChunkSize      ByteSize      `toml:"max_chunk_size"` // largest aws-chunked chunk accepted
 }
 
-// Catalog configures the catalog listener.
+// Catalog configures the catalog listener and the Iceberg REST catalog on
+// the DuckLake metastore. Without DSN, serve runs the gateway only.
 type Catalog struct {
 	Listen string `toml:"listen"`
+	// DSN is the Postgres connection string of the DuckLake catalog
+	// database (URL or libpq key=value form); it may hold a password.
+	DSN Secret `toml:"dsn"`
+	// Name is the catalog's name and REST prefix (/v1/<name>/namespaces).
+	Name string `toml:"name"`
+	// Schema is the Postgres schema of the ducklake_* tables.
+	Schema string `toml:"schema"`
+	// DataPath is where DuckDB writes the catalog's Parquet files
+	// ("s3://lake/data/"): what `duckicelake init` stores; when set, serve
+	// refuses a catalog whose stored data path differs.
+	DataPath string `toml:"data_path"`
+	// SnapshotTTL bounds how long LoadTable may serve a snapshot id before
+	// asking Postgres again, when no NOTIFY announced a newer one.
+	SnapshotTTL time.Duration `toml:"snapshot_ttl"`
+	// VendTTL is the lifetime of credentials vended with LoadTable (capped
+	// by mint.max_ttl).
+	VendTTL time.Duration `toml:"vend_ttl"`
+	// Eager follows DuckLake commits by LISTEN/NOTIFY: every process learns
+	// of a new snapshot at once, and one elected process materialises the
+	// changed tables before anyone asks.
+	Eager bool `toml:"eager"`
+}
+
+// OAuth configures the catalog's OAuth2 token endpoint.
+type OAuth struct {
+	// Clients may exchange client credentials for access tokens:
+	// "id:secret|scopes[|roles][,…]" with space-separated scopes ("*" or
+	// "ns:<namespace>:<r|w|rw|*>") and roles.
+	Clients Secret `toml:"clients"`
+	// TokenKey signs the catalog's access tokens: hex or base64 of at least
+	// 32 random bytes.
+	TokenKey Secret        `toml:"token_key"`
+	TokenTTL time.Duration `toml:"token_ttl"`
 }
 
 // Upstream is the S3 backend behind the gateway.
@@ -140,8 +175,8 @@ func (b ByteSize) String() string {
 }
 
 // Default returns the built-in defaults: a gateway on 127.0.0.1:9000 and a
-// catalog on 127.0.0.1:8181, no upstream, no root credential and no minting
-// keys.
+// catalog listener on 127.0.0.1:8181, no upstream, no root credential, no
+// minting keys and no catalog database.
 func Default() *Config {
 	return &Config{
 		Gateway: Gateway{
@@ -154,14 +189,22 @@ func Default() *Config {
 			MaxConnections:    4096,
 			MaxChunkSize:      16 << 20,
 		},
-		Catalog: Catalog{Listen: "127.0.0.1:8181"},
+		Catalog: Catalog{
+			Listen:      "127.0.0.1:8181",
+			Name:        "lake",
+			Schema:      "public",
+			SnapshotTTL: 100 * time.Millisecond,
+			VendTTL:     time.Hour,
+			Eager:       true,
+		},
 		Upstream: Upstream{
 			Region:          "us-east-1",
 			PathStyle:       true,
 			ConnectTimeout:  5 * time.Second,
 			ResponseTimeout: 60 * time.Second,
 		},
-		Mint: Mint{MaxTTL: 12 * time.Hour, DefaultTTL: time.Hour},
-		Log:  Log{Level: "info", Format: "json"},
+		Mint:  Mint{MaxTTL: 12 * time.Hour, DefaultTTL: time.Hour},
+		OAuth: OAuth{TokenTTL: time.Hour},
+		Log:   Log{Level: "info", Format: "json"},
 	}
 }

@@ -130,6 +130,16 @@ func TestEverySetting(t *testing.T) {
 		"gateway.max_connections":      "77",
 		"gateway.max_chunk_size":       "1MiB",
 		"catalog.listen":               "[::1]:8282",
+		"catalog.dsn":                  "postgres://dl:pw@db.internal:5432/ducklake",
+		"catalog.name":                 "warehouse",
+		"catalog.schema":               "lake_meta",
+		"catalog.data_path":            "s3://lake/data/",
+		"catalog.snapshot_ttl":         "250ms",
+		"catalog.vend_ttl":             "30m",
+		"catalog.eager":                "false",
+		"oauth.clients":                "etl:pw|ns:sales:rw|writer,admin:pw2|*",
+		"oauth.token_key":              testKeyHex,
+		"oauth.token_ttl":              "2h",
 		"upstream.endpoint":            "http://127.0.0.1:7070",
 		"upstream.region":              "fsn1",
 		"upstream.access_key":          "backendkey",
@@ -151,7 +161,9 @@ func TestEverySetting(t *testing.T) {
 			VirtualHostDomains: []string{"s3.example.com", "s3.internal"}, TrustForwarded: true,
 			HeaderReadTimeout: 3 * time.Second, IdleTimeout: 4 * time.Second, ShutdownTimeout: 5 * time.Second,
 			MaxHeaderBytes: 32 << 10, MaxConnections: 77, MaxChunkSize: 1 << 20},
-		Catalog: Catalog{Listen: "[::1]:8282"},
+		Catalog: Catalog{Listen: "[::1]:8282", DSN: "postgres://dl:pw@db.internal:5432/ducklake", Name: "warehouse",
+			Schema: "lake_meta", DataPath: "s3://lake/data/", SnapshotTTL: 250 * time.Millisecond, VendTTL: 30 * time.Minute},
+		OAuth: OAuth{Clients: "etl:pw|ns:sales:rw|writer,admin:pw2|*", TokenKey: testKeyHex, TokenTTL: 2 * time.Hour},
 		Upstream: Upstream{Endpoint: "http://127.0.0.1:7070", Region: "fsn1", AccessKey: "backendkey", SecretKey: "backend-secret",
 			PathStyle: false, ConnectTimeout: 6 * time.Second, ResponseTimeout: 7 * time.Second},
 		Root: Root{AccessKey: "ROOTADMIN", SecretKey: Secret(strings.Repeat("r", 40))},
@@ -210,6 +222,17 @@ max_connections = 77
 max_chunk_size = "1MiB"
 [catalog]
 listen = "[::1]:8282"
+dsn = "postgres://dl:pw@db.internal:5432/ducklake"
+name = "warehouse"
+schema = "lake_meta"
+data_path = "s3://lake/data/"
+snapshot_ttl = "250ms"
+vend_ttl = "30m"
+eager = false
+[oauth]
+clients = "etl:pw|ns:sales:rw|writer,admin:pw2|*"
+token_key = "`+testKeyHex+`"
+token_ttl = "2h"
 [upstream]
 endpoint = "http://127.0.0.1:7070"
 region = "fsn1"
@@ -247,7 +270,7 @@ format = "console"
 func TestSecretsHaveNoFlag(t *testing.T) {
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
 	AddFlags(fs)
-	for _, name := range []string{"upstream.secret_key", "root.secret_key", "mint.keys"} {
+	for _, name := range []string{"upstream.secret_key", "root.secret_key", "mint.keys", "catalog.dsn", "oauth.clients", "oauth.token_key"} {
 		if fs.Lookup(name) != nil {
 			t.Errorf("secret %s has a flag", name)
 		}
@@ -318,6 +341,18 @@ func TestValidation(t *testing.T) {
 		{env: map[string]string{"DUCKICELAKE_MINT_MAX_TTL": "1000h"}, key: "mint.max_ttl", msg: "at most 720h"},
 		{env: map[string]string{"DUCKICELAKE_MINT_DEFAULT_TTL": "13h"}, key: "mint.default_ttl", msg: "exceeds mint.max_ttl 12h"},
 		{env: map[string]string{"DUCKICELAKE_MINT_DEFAULT_TTL": "-1h"}, key: "mint.default_ttl", msg: "must be positive"},
+		{env: map[string]string{"DUCKICELAKE_CATALOG_DSN": "postgres://u:hunter2@host:notaport/db"}, key: "catalog.dsn (from DUCKICELAKE_CATALOG_DSN)", msg: "not a Postgres connection string"},
+		{env: map[string]string{"DUCKICELAKE_PG_DSN": "host=x port=zz"}, key: "catalog.dsn (from DUCKICELAKE_PG_DSN)", msg: "not a Postgres connection string"},
+		{env: map[string]string{"DUCKICELAKE_CATALOG_NAME": "a/b"}, key: "catalog.name", msg: `got "a/b"`},
+		{file: "[catalog]\nname = \"\"", key: "catalog.name", msg: "want a name"},
+		{file: "[catalog]\nschema = \"\"", key: "catalog.schema", msg: "want a Postgres schema name"},
+		{env: map[string]string{"DUCKICELAKE_CATALOG_DATA_PATH": "/data/lake"}, key: "catalog.data_path", msg: "want s3://bucket/prefix/"},
+		{env: map[string]string{"DUCKICELAKE_CATALOG_DATA_PATH": "s3:///data/"}, key: "catalog.data_path", msg: "want s3://bucket/prefix/"},
+		{env: map[string]string{"DUCKICELAKE_CATALOG_SNAPSHOT_TTL": "0s"}, key: "catalog.snapshot_ttl", msg: "must be positive"},
+		{env: map[string]string{"DUCKICELAKE_CATALOG_VEND_TTL": "-1m"}, key: "catalog.vend_ttl", msg: "must be positive"},
+		{env: map[string]string{"DUCKICELAKE_CATALOG_EAGER": "often"}, key: "catalog.eager", msg: "want true or false"},
+		{env: map[string]string{"DUCKICELAKE_OAUTH_TOKEN_KEY": "abcd"}, key: "oauth.token_key", msg: "at least 32 random bytes"},
+		{env: map[string]string{"DUCKICELAKE_OAUTH_TOKEN_TTL": "0s"}, key: "oauth.token_ttl", msg: "must be positive"},
 		{env: map[string]string{"DUCKICELAKE_LOG_LEVEL": "verbose"}, key: "log.level", msg: `got "verbose"`},
 		{env: map[string]string{"DUCKICELAKE_LOG_FORMAT": "xml"}, key: "log.format", msg: `got "xml"`},
 		{env: map[string]string{"DUCKICELAKE_DEV": "maybe"}, key: "dev (from DUCKICELAKE_DEV)", msg: "want true or false"},
@@ -338,6 +373,9 @@ func TestValidation(t *testing.T) {
 			if !strings.HasPrefix(err.Error(), "config: "+tt.key) || !strings.Contains(err.Error(), tt.msg) {
 				t.Errorf("err = %q\nwant it to start %q and contain %q", err, "config: "+tt.key, tt.msg)
 			}
+			if strings.Contains(err.Error(), "hunter2") {
+				t.Errorf("the error shows a password: %v", err)
+			}
 			var ce *Error
 			if tt.key != "" && !errors.As(err, &ce) {
 				t.Errorf("%v is not a *config.Error", err)
@@ -355,6 +393,55 @@ func TestValidationReportsEveryError(t *testing.T) {
 	_, _, err = Load([]string{"-config", file}, envMap(nil))
 	if err == nil || !strings.Contains(err.Error(), "gateway.listne") || !strings.Contains(err.Error(), "gateway.regoin") {
 		t.Errorf("err = %v, want both unknown keys", err)
+	}
+}
+
+// DUCKICELAKE_PG_DSN also sets catalog.dsn, below DUCKICELAKE_CATALOG_DSN
+// and above the file.
+func TestPGDSNAlias(t *testing.T) {
+	file := writeFile(t, "[catalog]\ndsn = \"postgres://file/db\"\n")
+	for _, tt := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want Secret
+	}{
+		{"unset", nil, nil, ""},
+		{"file", []string{"-config", file}, nil, "postgres://file/db"},
+		{"alias over file", []string{"-config", file}, map[string]string{"DUCKICELAKE_PG_DSN": "postgres://alias/db"}, "postgres://alias/db"},
+		{"own variable over alias", []string{"-config", file}, map[string]string{"DUCKICELAKE_PG_DSN": "postgres://alias/db",
+			"DUCKICELAKE_CATALOG_DSN": "postgres://own/db"}, "postgres://own/db"},
+		{"empty own variable is unset", nil, map[string]string{"DUCKICELAKE_PG_DSN": "postgres://alias/db",
+			"DUCKICELAKE_CATALOG_DSN": ""}, "postgres://alias/db"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, _, err := Load(tt.args, envMap(tt.env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Catalog.DSN != tt.want {
+				t.Errorf("catalog.dsn = %q, want %q", string(c.Catalog.DSN), string(tt.want))
+			}
+		})
+	}
+	err := Default().Require("catalog.dsn")
+	if err == nil || !strings.Contains(err.Error(), "DUCKICELAKE_CATALOG_DSN (or DUCKICELAKE_PG_DSN)") {
+		t.Errorf("Require(catalog.dsn) = %v, want both variables named", err)
+	}
+}
+
+func TestTokenKey(t *testing.T) {
+	c := Default()
+	if k, err := c.TokenKey(); k != nil || err != nil {
+		t.Errorf("no key: %x, %v", k, err)
+	}
+	c.OAuth.TokenKey = testKeyHex
+	if k, err := c.TokenKey(); err != nil || len(k) != 32 || k[31] != 0x1f {
+		t.Errorf("hex key: %x, %v", k, err)
+	}
+	c.OAuth.TokenKey = "short"
+	if _, err := c.TokenKey(); err == nil || !strings.Contains(err.Error(), "oauth.token_key") {
+		t.Errorf("bad key: %v", err)
 	}
 }
 
@@ -406,6 +493,9 @@ func TestSecretRedaction(t *testing.T) {
 	c := Default()
 	c.Root.SecretKey = "topsecret-topsecret-topsecret-00"
 	c.Mint.Keys = []MintKey{{ID: "k", Secret: "topsecret"}}
+	c.Catalog.DSN = "postgres://u:topsecret@db/lake"
+	c.OAuth.Clients = "etl:topsecret|*"
+	c.OAuth.TokenKey = "topsecret"
 	js, _ := json.Marshal(c)
 	for _, s := range []string{fmt.Sprintf("%v", c), fmt.Sprintf("%+v", c), fmt.Sprintf("%#v", c), string(js)} {
 		if strings.Contains(s, "topsecret") {

@@ -14,11 +14,14 @@
 //
 // A setting's flag is its TOML key with the table, "gateway.listen"; its
 // environment variable is DUCKICELAKE_ followed by the key in upper case
-// with '.' as '_'. Two exceptions: secrets (upstream.secret_key,
-// root.secret_key, mint.keys) have no flag, since command lines are visible
-// to every user of the machine; and mint.keys, an array of tables in the
-// file, is DUCKICELAKE_MINT_KEYS=id:secret[,id:secret…] in the environment,
-// the first key being the active one. List settings are comma-separated in
+// with '.' as '_'. Exceptions: secrets (upstream.secret_key,
+// root.secret_key, mint.keys, catalog.dsn, oauth.clients, oauth.token_key)
+// have no flag, since command lines are visible to every user of the
+// machine; mint.keys, an array of tables in the file, is
+// DUCKICELAKE_MINT_KEYS=id:secret[,id:secret…] in the environment, the first
+// key being the active one; and catalog.dsn is also read from
+// DUCKICELAKE_PG_DSN (below DUCKICELAKE_CATALOG_DSN), the variable
+// scripts/pg.sh and `duckicelake init` use. List settings are comma-separated in
 // the environment and in flags. Durations are Go durations ("90s", "12h"),
 // sizes are bytes with an optional KiB, MiB or GiB suffix.
 //

@@ -19,12 +19,17 @@ const EnvPrefix = "DUCKICELAKE_"
 // EnvConfig names the config file when -config is not given.
 const EnvConfig = EnvPrefix + "CONFIG"
 
+// EnvPGDSN is also read for catalog.dsn, below DUCKICELAKE_CATALOG_DSN: it
+// is the variable scripts/pg.sh and `duckicelake init` use.
+const EnvPGDSN = EnvPrefix + "PG_DSN"
+
 // setting is one configuration key and where it lives in a Config.
 type setting struct {
 	key    string            // TOML key, "gateway.listen"
 	usage  string            // flag help
 	secret bool              // no flag: command lines are world-readable
 	hint   string            // how to obtain a value, for Require
+	alias  string            // another environment variable, below EnvName(key)
 	field  func(*Config) any // pointer to the field
 }
 
@@ -42,7 +47,16 @@ func settings() []setting {
 		{key: "gateway.max_header_bytes", usage: "largest request line and headers", field: func(c *Config) any { return &c.Gateway.MaxHeaderBytes }},
 		{key: "gateway.max_connections", usage: "most concurrent client connections", field: func(c *Config) any { return &c.Gateway.MaxConnections }},
 		{key: "gateway.max_chunk_size", usage: "largest aws-chunked chunk accepted", field: func(c *Config) any { return &c.Gateway.MaxChunkSize }},
-		{key: "catalog.listen", usage: "catalog listen address", field: func(c *Config) any { return &c.Catalog.Listen }},
+		{key: "catalog.listen", usage: "catalog, health and metrics listen address", field: func(c *Config) any { return &c.Catalog.Listen }},
+		{key: "catalog.dsn", secret: true, alias: EnvPGDSN,
+			hint:  "; scripts/pg.sh start prints one for a private cluster",
+			field: func(c *Config) any { return &c.Catalog.DSN }},
+		{key: "catalog.name", usage: "catalog name, the REST prefix of /v1/<name>/namespaces", field: func(c *Config) any { return &c.Catalog.Name }},
+		{key: "catalog.schema", usage: "Postgres schema of the DuckLake catalog tables", field: func(c *Config) any { return &c.Catalog.Schema }},
+		{key: "catalog.data_path", usage: "the catalog's data path, s3://bucket/prefix/ (checked against the catalog when set)", field: func(c *Config) any { return &c.Catalog.DataPath }},
+		{key: "catalog.snapshot_ttl", usage: "longest a LoadTable may serve a snapshot id without asking Postgres", field: func(c *Config) any { return &c.Catalog.SnapshotTTL }},
+		{key: "catalog.vend_ttl", usage: "lifetime of credentials vended with LoadTable", field: func(c *Config) any { return &c.Catalog.VendTTL }},
+		{key: "catalog.eager", usage: "follow DuckLake commits by LISTEN/NOTIFY and materialise them at once", field: func(c *Config) any { return &c.Catalog.Eager }},
 		{key: "upstream.endpoint", usage: "S3 backend URL, http(s)://host[:port]", field: func(c *Config) any { return &c.Upstream.Endpoint }},
 		{key: "upstream.region", usage: "S3 backend region", field: func(c *Config) any { return &c.Upstream.Region }},
 		{key: "upstream.access_key", usage: "S3 backend access key id", field: func(c *Config) any { return &c.Upstream.AccessKey }},
@@ -57,6 +71,13 @@ func settings() []setting {
 			field: func(c *Config) any { return &c.Mint.Keys }},
 		{key: "mint.max_ttl", usage: "longest credential lifetime; longer requests are capped", field: func(c *Config) any { return &c.Mint.MaxTTL }},
 		{key: "mint.default_ttl", usage: "credential lifetime when none is requested", field: func(c *Config) any { return &c.Mint.DefaultTTL }},
+		{key: "oauth.clients", secret: true,
+			hint:  " (id:secret|scopes[|roles][,…], e.g. DUCKICELAKE_OAUTH_CLIENTS='etl:<secret>|ns:sales:rw')",
+			field: func(c *Config) any { return &c.OAuth.Clients }},
+		{key: "oauth.token_key", secret: true,
+			hint:  "; generate one with `openssl rand -hex 32`",
+			field: func(c *Config) any { return &c.OAuth.TokenKey }},
+		{key: "oauth.token_ttl", usage: "lifetime of the catalog's OAuth2 access tokens", field: func(c *Config) any { return &c.OAuth.TokenTTL }},
 		{key: "log.level", usage: "debug, info, warn or error", field: func(c *Config) any { return &c.Log.Level }},
 		{key: "log.format", usage: "json or console", field: func(c *Config) any { return &c.Log.Format }},
 	}
@@ -235,6 +256,10 @@ func (f *Flags) Load(lookupEnv func(string) (string, bool)) (*Config, error) {
 	for _, s := range settings() {
 		name := EnvName(s.key)
 		v := env(name)
+		if v == "" && s.alias != "" {
+			name = s.alias
+			v = env(name)
+		}
 		if v == "" {
 			continue
 		}
@@ -311,6 +336,9 @@ func (c *Config) Require(keys ...string) error {
 			continue
 		}
 		where := EnvName(key)
+		if s.alias != "" {
+			where += " (or " + s.alias + ")"
+		}
 		if !s.secret {
 			where += ", -" + key
 		}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/duckicelake/duckicelake/internal/creds"
 )
 
@@ -63,7 +65,35 @@ func (c *Config) validate(source map[string]string) error {
 		bad("gateway.max_chunk_size", "want 8KiB..1GiB, got %s", g.MaxChunkSize)
 	}
 
-	checkListen("catalog.listen", c.Catalog.Listen)
+	cat := &c.Catalog
+	checkListen("catalog.listen", cat.Listen)
+	if cat.DSN != "" {
+		if _, err := pgconn.ParseConfig(string(cat.DSN)); err != nil {
+			// pgconn redacts the password in its message.
+			bad("catalog.dsn", "not a Postgres connection string (postgres://user@host:port/db or host=… dbname=…): %v", err)
+		}
+	}
+	if cat.Name == "" || strings.ContainsAny(cat.Name, "/?#%\x1f") || strings.TrimSpace(cat.Name) != cat.Name {
+		bad("catalog.name", "want a name without '/', '?', '#', '%%' or surrounding spaces, got %q", cat.Name)
+	}
+	if cat.Schema == "" || len(cat.Schema) > 63 || strings.ContainsRune(cat.Schema, 0) {
+		bad("catalog.schema", "want a Postgres schema name (1 to 63 bytes), got %q", cat.Schema)
+	}
+	if cat.DataPath != "" {
+		if b, _, _ := strings.Cut(strings.TrimPrefix(cat.DataPath, "s3://"), "/"); !strings.HasPrefix(cat.DataPath, "s3://") || b == "" {
+			bad("catalog.data_path", "want s3://bucket/prefix/, got %q", cat.DataPath)
+		}
+	}
+	checkPositive("catalog.snapshot_ttl", cat.SnapshotTTL)
+	checkPositive("catalog.vend_ttl", cat.VendTTL)
+
+	o := &c.OAuth
+	if o.TokenKey != "" {
+		if _, err := creds.ParseKeySecret(string(o.TokenKey)); err != nil {
+			bad("oauth.token_key", "want hex or base64 of at least 32 random bytes (`openssl rand -hex 32`)")
+		}
+	}
+	checkPositive("oauth.token_ttl", o.TokenTTL)
 
 	u := &c.Upstream
 	if u.Endpoint != "" {
@@ -235,4 +265,16 @@ func (c *Config) RootCredential() (*creds.Root, error) {
 		return nil, &Error{Key: "root", Msg: strings.TrimPrefix(err.Error(), "creds: ")}
 	}
 	return r, nil
+}
+
+// TokenKey returns the decoded oauth.token_key, or nil when none is set.
+func (c *Config) TokenKey() ([]byte, error) {
+	if c.OAuth.TokenKey == "" {
+		return nil, nil
+	}
+	k, err := creds.ParseKeySecret(string(c.OAuth.TokenKey))
+	if err != nil {
+		return nil, &Error{Key: "oauth.token_key", Msg: "want hex or base64 of at least 32 random bytes (`openssl rand -hex 32`)"}
+	}
+	return k, nil
 }
