@@ -172,3 +172,40 @@ func TestSchemaJSON(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSchemaJSON: whatever schema JSON parses must survive a round trip.
+func FuzzSchemaJSON(f *testing.F) {
+	b, _ := json.Marshal(testSchema())
+	f.Add(b)
+	f.Add([]byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"a","required":true,"type":"decimal(9, 2)"}]}`))
+	f.Add([]byte(`{"fields":[{"id":1,"name":"m","type":{"type":"map","key-id":2,"key":"string","value-id":3,"value":"fixed[4]"}}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var s Schema
+		if json.Unmarshal(data, &s) != nil {
+			return
+		}
+		out, err := json.Marshal(&s)
+		if err != nil {
+			return // e.g. a list without an element: parsed but not writable
+		}
+		var back Schema
+		if err := json.Unmarshal(out, &back); err != nil || !back.Equal(&s) || back.ID != s.ID {
+			t.Fatalf("round trip of %s: %s, %v", data, out, err)
+		}
+	})
+}
+
+func FuzzParseTransform(f *testing.F) {
+	for _, s := range []string{"identity", "bucket[16]", "truncate[4]", "void", "bucket[0]", "year"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		tr, err := ParseTransform(s)
+		if err != nil {
+			return
+		}
+		if again, err := ParseTransform(tr.String()); err != nil || again != tr {
+			t.Fatalf("%q -> %v -> %v, %v", s, tr, again, err)
+		}
+	})
+}
