@@ -228,6 +228,7 @@ func TestMaterialiseMatchesDuckDB(t *testing.T) {
 
 	checkPartitions(t, lastMeta)
 	checkStored(t, lastMeta["ev"])
+	checkDeleteKinds(t, lastMeta["ev"])
 
 	// PyIceberg and DuckDB's iceberg extension, on the same metadata; one
 	// request also checks that PyIceberg prunes on the identity partition.
@@ -466,5 +467,34 @@ func checkStored(t *testing.T, res *materialize.Result) {
 	}
 	if !sawInlined {
 		t.Error("ev has no live inlined data file to check")
+	}
+}
+
+// checkDeleteKinds: the scenario must exercise both kinds of position
+// deletes, DuckLake's own delete files and the ones written for deletions
+// DuckDB kept in Postgres, each applied to a live data file.
+func checkDeleteKinds(t *testing.T, res *materialize.Result) {
+	t.Helper()
+	ctx := context.Background()
+	tbl, err := table.NewFromLocation(ctx, table.Identifier{"main", "t"}, res.MetadataLocation, icebergio.LoadFSFunc(nil, res.MetadataLocation), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ducklakeDeletes, ours := 0, 0
+	for _, task := range tasks {
+		for _, d := range task.DeleteFiles {
+			if strings.Contains(d.FilePath(), "/__inlined__/") {
+				ours++
+			} else {
+				ducklakeDeletes++
+			}
+		}
+	}
+	if ducklakeDeletes == 0 || ours == 0 {
+		t.Errorf("live position deletes: %d DuckLake delete files, %d written for inlined deletions; want both", ducklakeDeletes, ours)
 	}
 }
