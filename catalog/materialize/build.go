@@ -91,8 +91,8 @@ type builder struct {
 	lastPart  int
 	lastCol   int
 	items     []*item
-	bad       []span   // snapshots that cannot be expressed
-	badReason []string // why, per span
+	bad       []span  // snapshots that cannot be expressed
+	badReason []error // why, per span
 	files     []File
 	seen      map[string]bool
 }
@@ -130,8 +130,8 @@ func Build(h *History, snapshotID int64, opts Options) (*Output, error) {
 			return nil, fmt.Errorf("table %d (%s) at snapshot %d: %w", h.Table.ID, h.Table.Name, snapshotID, err)
 		}
 	}
-	if why := b.unrepresentable(snapshotID); why != "" {
-		return nil, fmt.Errorf("table %d (%s) at snapshot %d: %w: %s", h.Table.ID, h.Table.Name, snapshotID, ErrUnrepresentable, why)
+	if why := b.unrepresentable(snapshotID); why != nil {
+		return nil, fmt.Errorf("table %d (%s) at snapshot %d: %w: %w", h.Table.ID, h.Table.Name, snapshotID, ErrUnrepresentable, why)
 	}
 	out, err := b.walk()
 	if err != nil {
@@ -165,7 +165,7 @@ func (b *builder) rng(begin, end int64) (int64, int64, bool) {
 	return cb, ce, cb != 0 && cb != ce
 }
 
-func (b *builder) markBad(from, to int64, why string) {
+func (b *builder) markBad(from, to int64, why error) {
 	if to == 0 {
 		to = math.MaxInt64
 	}
@@ -175,13 +175,13 @@ func (b *builder) markBad(from, to int64, why string) {
 	}
 }
 
-func (b *builder) unrepresentable(s int64) string {
+func (b *builder) unrepresentable(s int64) error {
 	for i, sp := range b.bad {
 		if sp.from <= s && s < sp.to {
 			return b.badReason[i]
 		}
 	}
-	return ""
+	return nil
 }
 
 func (b *builder) fieldsAt(s int64) ([]ducklake.Field, error) {
@@ -259,7 +259,7 @@ func (b *builder) buildSchemas() error {
 			if i+1 < len(b.schemas) {
 				to = b.schemas[i+1].begin
 			}
-			b.markBad(sv.begin, to, sv.err.Error())
+			b.markBad(sv.begin, to, sv.err)
 		}
 	}
 	return nil
@@ -306,7 +306,7 @@ func (b *builder) dataItems() error {
 			return fmt.Errorf("data file %d (%s): %w", f.ID, f.Path, err)
 		}
 		if f.PartialMax > f.Begin {
-			b.markBad(f.Begin, f.PartialMax, fmt.Sprintf("data file %s holds rows of snapshots %d..%d (merged); Iceberg cannot show the earlier ones alone", f.Path, f.Begin, f.PartialMax))
+			b.markBad(f.Begin, f.PartialMax, fmt.Errorf("data file %s holds rows of snapshots %d..%d (merged); Iceberg cannot show the earlier ones alone", f.Path, f.Begin, f.PartialMax))
 		}
 		df := &iceberg.DataFile{Content: iceberg.ContentData, Path: f.Path, Format: iceberg.FormatParquet,
 			Partition: part, RecordCount: f.RecordCount, FileSizeBytes: f.FileSizeBytes}
@@ -438,7 +438,7 @@ func (b *builder) deleteItems() error {
 			return err
 		}
 		if d.PartialMax > d.Begin {
-			b.markBad(d.Begin, d.PartialMax, fmt.Sprintf("delete file %s holds deletions of snapshots %d..%d; Iceberg cannot show the earlier ones alone", d.Path, d.Begin, d.PartialMax))
+			b.markBad(d.Begin, d.PartialMax, fmt.Errorf("delete file %s holds deletions of snapshots %d..%d; Iceberg cannot show the earlier ones alone", d.Path, d.Begin, d.PartialMax))
 		}
 		b.add(begin, end, d.Begin, target.specID, positionDeleteFile(d.Path, d.FileSizeBytes, d.DeleteCount, target.file))
 	}

@@ -389,7 +389,7 @@ func TestBuildRejects(t *testing.T) {
 	h := eventsHistory()
 	h.Columns = append(h.Columns, ducklake.Column{ID: 4, Begin: 1, TableID: 1, Order: 4, Name: "span", Type: "interval", NullsAllowed: true})
 	_, err := Build(h, 6, Options{})
-	if !errors.Is(err, ErrUnrepresentable) || !strings.Contains(err.Error(), `column "span"`) {
+	if !errors.Is(err, ErrUnrepresentable) || !errors.Is(err, ErrUnsupportedType) || !strings.Contains(err.Error(), `column "span"`) {
 		t.Errorf("interval column: %v", err)
 	}
 	h = eventsHistory()

@@ -145,7 +145,7 @@ func (b *builder) walk() (*Output, error) {
 			}
 		}
 		sv := b.schemaAt(s)
-		if b.unrepresentable(s) != "" || sv == nil || sv.schema == nil {
+		if b.unrepresentable(s) != nil || sv == nil || sv.schema == nil {
 			continue // changes carry over to the next snapshot Iceberg can show
 		}
 		keys = keys[:0]
