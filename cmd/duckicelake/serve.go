@@ -25,10 +25,12 @@ import (
 
 const serveUsage = `usage: duckicelake serve [-config file] [flags]
 
-Runs the S3 gateway on gateway.listen and the admin endpoints (/metrics,
-/healthz, /readyz) on catalog.listen, until SIGINT or SIGTERM; then stops
-accepting, lets in-flight requests finish (gateway.shutdown_timeout) and
-exits. Configuration: flags > DUCKICELAKE_* environment > config file >
+Runs the S3 gateway on gateway.listen and, on catalog.listen, the Iceberg
+REST catalog (/v1/…, when catalog.dsn names the DuckLake catalog's Postgres
+database) and the admin endpoints (/metrics, /healthz, /readyz), until
+SIGINT or SIGTERM; then stops accepting, lets in-flight requests finish
+(gateway.shutdown_timeout) and exits. Without catalog.dsn only the gateway
+runs. Configuration: flags > DUCKICELAKE_* environment > config file >
 defaults (see duckicelake.example.toml).
 
 flags:
@@ -76,7 +78,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer,
 			fmt.Fprintf(stderr, "duckicelake serve: %v\n", err)
 			return 2
 		}
-		// In memory until the catalog brings Postgres and NOTIFY.
+		// In memory unless the catalog brings Postgres and NOTIFY (below).
 		keyring.Revocations = &creds.RevocationList{}
 	}
 	root, err := cfg.RootCredential()
@@ -100,6 +102,28 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer,
 	auditSink := &zapcore.BufferedWriteSyncer{WS: zapcore.AddSync(stdout), Size: 256 << 10, FlushInterval: time.Second}
 	defer auditSink.Stop()
 	audit := zap.New(zapcore.NewCore(serveEncoder(cfg.Log.Format), auditSink, zapcore.InfoLevel))
+
+	// The catalog comes up before any listener: a database that is not there
+	// or not initialised stops serve with a message saying what to run.
+	var cat *catalogService
+	if cfg.Catalog.DSN != "" {
+		octx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		cat, err = openCatalog(octx, cfg, keyring, logger)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(stderr, "duckicelake serve: %v\n", err)
+			if errors.As(err, new(configError)) {
+				return 2
+			}
+			return 1
+		}
+		defer cat.Close()
+		if cfg.Catalog.Eager {
+			cat.StartEager()
+		}
+	} else {
+		logger.Info("catalog off: no catalog.dsn (DUCKICELAKE_CATALOG_DSN or DUCKICELAKE_PG_DSN); serving the gateway only")
+	}
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -127,8 +151,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer,
 		fmt.Fprintf(stderr, "duckicelake serve: catalog.listen: %v\n", err)
 		return 1
 	}
+	adminHandler := srv.AdminHandler(reg, nil)
+	if cat != nil {
+		adminHandler = catalogReady(srv.AdminHandler(reg, cat.Handler), cat.Ready)
+	}
 	admin := &fasthttp.Server{
-		Handler:               srv.AdminHandler(reg, nil),
+		Handler:               adminHandler,
 		NoDefaultServerHeader: true,
 		ReadTimeout:           10 * time.Second,
 		IdleTimeout:           60 * time.Second,
@@ -143,7 +171,17 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer,
 		zap.String("admin", aln.Addr().String()),
 		zap.String("upstream", cfg.Upstream.Endpoint),
 		zap.Bool("minting", keyring != nil),
-		zap.Bool("root", root != nil))
+		zap.Bool("root", root != nil),
+		zap.Bool("catalog", cat != nil))
+	if cat != nil {
+		logger.Info("catalog serving",
+			zap.String("url", "http://"+aln.Addr().String()+"/v1/"+cfg.Catalog.Name),
+			zap.String("schema", cfg.Catalog.Schema),
+			zap.String("data_path", cat.dataPath),
+			zap.Bool("eager", cfg.Catalog.Eager),
+			zap.Bool("dev", cfg.Dev),
+			zap.Bool("revocations_in_postgres", cat.revocations != nil))
+	}
 	if ready != nil {
 		ready(ln.Addr(), aln.Addr())
 	}
@@ -165,8 +203,32 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer,
 	if err := admin.ShutdownWithContext(sctx); err != nil {
 		logger.Warn("admin shutdown did not complete", zap.Error(err))
 	}
+	if cat != nil {
+		// No request runs any more: stop the watchers and the revocation
+		// list, then close the pool.
+		cat.Close()
+	}
 	logger.Info("stopped")
 	return code
+}
+
+// catalogReady makes /readyz also check the catalog database: a process
+// whose Postgres is gone cannot serve the catalog, nor see revocations.
+func catalogReady(next fasthttp.RequestHandler, check func(context.Context) error) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		if string(ctx.Path()) == "/readyz" {
+			cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			err := check(cctx)
+			cancel()
+			if err != nil {
+				ctx.SetContentType("text/plain; charset=utf-8")
+				ctx.SetStatusCode(fasthttp.StatusServiceUnavailable)
+				ctx.SetBodyString("not ready: " + err.Error() + "\n")
+				return
+			}
+		}
+		next(ctx)
+	}
 }
 
 // gatewayConfig maps the configuration file's settings onto the gateway's.
