@@ -40,6 +40,8 @@ type Config struct {
 	// VendTTL is the lifetime of vended credentials (0: the keyring's
 	// default lifetime).
 	VendTTL time.Duration
+	// Signer configures remote signing (see SignerConfig).
+	Signer SignerConfig
 
 	// SnapshotTTL bounds how long the current snapshot id is served from
 	// memory before Postgres is asked again (100ms): a commit by any writer

@@ -34,6 +34,9 @@ func (s *Server) endpoints() []string {
 		"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
 		"POST /v1/{prefix}/tables/rename",
 	)
+	if s.signer != nil {
+		e = append(e, "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/sign")
+	}
 	return e
 }
 

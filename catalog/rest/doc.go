@@ -24,6 +24,15 @@
 // principal with w on the namespace. The upstream's own keys never leave the
 // process.
 //
+// With "X-Iceberg-Access-Delegation: remote-signing" the table's config
+// carries no credential but the sign endpoint instead (s3.signer.uri,
+// s3.signer.endpoint, s3.remote-signing-enabled; for PyIceberg s3.signer and
+// its fsspec FileIO). POST …/tables/{table}/sign and the legacy
+// POST /v1/aws/s3/sign authorise each S3 request as the gateway would — the
+// table's prefix, the token's r/w scope, the gateway.Authorizer — and sign
+// it for the gateway with a short-lived credential minted for the table, or
+// with SignerConfig.Direct for the upstream with its root key.
+//
 // LoadTable answers from pre-encoded bytes for (table, snapshot, form) with an
 // ETag, so a cache hit is a map lookup and a write; the current snapshot id is
 // re-read from Postgres at most once per Config.SnapshotTTL.

@@ -73,6 +73,12 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 // route dispatches an authenticated request by its path segments after
 // /v1/: {prefix}/namespaces/…, {prefix}/tables/rename.
 func (s *Server) route(r *request, seg [][]byte) error {
+	if len(seg) == 3 && string(seg[0]) == "aws" && string(seg[1]) == "s3" && string(seg[2]) == "sign" {
+		if !r.ctx.IsPost() {
+			return methodNotAllowed(r.ctx, "POST")
+		}
+		return s.signLegacy(r)
+	}
 	if len(seg) < 2 {
 		return errorf(fasthttp.StatusNotFound, TypeNotFound, "no such route: %s", r.ctx.Path())
 	}
@@ -180,7 +186,12 @@ func (s *Server) route(r *request, seg [][]byte) error {
 			return methodNotAllowed(r.ctx, "POST")
 		}
 		return s.reportMetrics(r)
-	case "plan", "tasks", "sign", "unregister":
+	case "sign":
+		if method != fasthttp.MethodPost {
+			return methodNotAllowed(r.ctx, "POST")
+		}
+		return s.signTable(r)
+	case "plan", "tasks", "unregister":
 		return notImplemented(r)
 	}
 	return notFound(r)

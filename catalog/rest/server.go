@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
+	"github.com/duckicelake/duckicelake/gateway"
 	"github.com/duckicelake/duckicelake/internal/creds"
 )
 
@@ -55,6 +56,10 @@ type Deps struct {
 	Keyring *creds.Keyring
 	// Purger deletes dropped tables' files; nil refuses purgeRequested.
 	Purger Purger
+	// Authorizer decides, after the table scope, whether a remotely signed
+	// S3 request may be signed, as the gateway's does per request; nil is
+	// gateway.ScopeOnly.
+	Authorizer gateway.Authorizer
 	// Logger receives errors; nil discards them.
 	Logger *zap.Logger
 	// Now is the clock; nil is time.Now.
@@ -69,6 +74,7 @@ type Server struct {
 	mat     Materializer
 	keyring *creds.Keyring
 	purger  Purger
+	signer  *remoteSigner // nil: remote signing is not configured
 	log     *zap.Logger
 	now     func() time.Time
 
@@ -79,9 +85,10 @@ type Server struct {
 	dataPath string // the catalog's data path, "s3://lake/data/"
 	schema   string // quoted Postgres schema of the catalog tables
 
-	snap   snapshotCache
-	cache  responseCache
-	flight flightGroup
+	snap       snapshotCache
+	cache      responseCache
+	flight     flightGroup
+	signScopes scopeCache
 
 	configBody  []byte   // GET /v1/config, encoded once
 	tableConfig []byte   // LoadTableResult config without credentials
@@ -133,6 +140,11 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		s.clients[cfg.Clients[i].ID] = &cfg.Clients[i]
 	}
 	s.tokens.max = 16384
+	signer, err := newRemoteSigner(&cfg, deps.Keyring, deps.Authorizer, s.log)
+	if err != nil {
+		return nil, err
+	}
+	s.signer = signer
 	s.snap.ttl = cfg.SnapshotTTL
 	s.cache.max = cfg.CacheEntries
 

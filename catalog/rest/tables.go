@@ -136,7 +136,14 @@ func (s *Server) loadTable(r *request) error {
 		return nil
 	}
 	body := e.body
-	if wantsVending(r.ctx) {
+	// Remote signing wins when both are listed: no credential leaves the
+	// catalog.
+	if s.signer != nil && wantsRemoteSigning(r.ctx) {
+		if body, err = s.remoteSigningBody(e, s.remoteSigningConfig(r.ctx, r.ns, r.table)); err != nil {
+			return err
+		}
+		h.Set(fasthttp.HeaderCacheControl, "no-store")
+	} else if wantsVending(r.ctx) {
 		if body, err = s.vendedBody(r, e); err != nil {
 			return err
 		}

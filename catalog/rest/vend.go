@@ -61,7 +61,7 @@ func (s *Server) vend(p *Principal, ns string, t ducklake.Table) (*storageCreden
 	if s.keyring == nil || s.cfg.GatewayURL == "" {
 		return nil, nil
 	}
-	bucket, prefix, ok := splitS3(t.Path)
+	bucket, prefix, ok := tableLocation(t.Path)
 	if !ok {
 		return nil, nil
 	}
