@@ -5,7 +5,7 @@ go 1.26.8
 require (
 	cloud.google.com/go v0.123.0 // indirect
 	github.com/BurntSushi/toml v1.6.0 // indirect
-	github.com/RoaringBitmap/roaring/v2 v2.26.0 // indirect
+	github.com/RoaringBitmap/roaring/v2 v2.30.0 // indirect
 	github.com/andybalholm/brotli v1.2.3 // indirect
 	github.com/antlr4-go/antlr/v4 v4.13.1 // indirect
 	github.com/apache/arrow-go/v18 v18.8.0 // indirect
