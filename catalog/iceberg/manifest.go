@@ -80,6 +80,10 @@ type DataFile struct {
 	SortOrderID        *int
 	ReferencedDataFile string // "" for null
 	FirstRowID         *int64 // v3
+	// ContentOffset and ContentSizeInBytes locate a deletion vector's blob
+	// in its Puffin file (v3; nil for other files).
+	ContentOffset      *int64
+	ContentSizeInBytes *int64
 }
 
 // ManifestEntry is one entry of a manifest. Nil snapshot and sequence
@@ -291,6 +295,10 @@ func (mw *ManifestWriter) Write(entries []ManifestEntry, seq int64) ([]byte, Man
 		if (mw.info.Content == ManifestData) != (f.Content == ContentData) {
 			return nil, mf, fmt.Errorf("manifest entry %d (%s): content %d in a %s manifest", i, f.Path, f.Content, mw.info.Content)
 		}
+		if f.Format == FormatPuffin && (mw.info.FormatVersion < 3 || f.Content != ContentPositionDeletes ||
+			f.ReferencedDataFile == "" || f.ContentOffset == nil || f.ContentSizeInBytes == nil) {
+			return nil, mf, fmt.Errorf("manifest entry %d (%s): a Puffin file is a v3 deletion vector with referenced_data_file, content_offset and content_size_in_bytes", i, f.Path)
+		}
 		switch e.Status {
 		case StatusAdded:
 			mf.AddedFilesCount++
@@ -470,8 +478,8 @@ func (mw *ManifestWriter) writeDataFile(w *avro.Writer, f *DataFile) error {
 		w.WriteString(f.ReferencedDataFile)
 	}
 	if mw.info.FormatVersion >= 3 {
-		w.WriteLong(0) // content_offset: deletion vectors are not written yet
-		w.WriteLong(0) // content_size_in_bytes
+		writeOptLong(w, f.ContentOffset)
+		writeOptLong(w, f.ContentSizeInBytes)
 	}
 	return nil
 }
