@@ -136,14 +136,15 @@ func (s *Server) loadTable(r *request) error {
 		return nil
 	}
 	body := e.body
-	// Remote signing wins when both are listed: no credential leaves the
-	// catalog.
-	if s.signer != nil && wantsRemoteSigning(r.ctx) {
+	// A client listing both gets vended credentials when the catalog can
+	// vend: its S3 requests then need no sign round trip each.
+	vend := wantsVending(r.ctx)
+	if s.signer != nil && wantsRemoteSigning(r.ctx) && (!vend || s.keyring == nil || s.cfg.GatewayURL == "") {
 		if body, err = s.remoteSigningBody(e, s.remoteSigningConfig(r.ctx, r.ns, r.table)); err != nil {
 			return err
 		}
 		h.Set(fasthttp.HeaderCacheControl, "no-store")
-	} else if wantsVending(r.ctx) {
+	} else if vend {
 		if body, err = s.vendedBody(r, e); err != nil {
 			return err
 		}

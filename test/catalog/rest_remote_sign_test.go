@@ -1,0 +1,356 @@
+package catalog_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/duckicelake/duckicelake/catalog/rest"
+	"github.com/duckicelake/duckicelake/internal/creds"
+)
+
+// remoteSignReport is what rest_remote_sign.py reports.
+type remoteSignReport struct {
+	IO           string            `json:"io"`
+	Config       map[string]string `json:"config"`
+	Credentials  []string          `json:"credentials"`
+	Rows         []string          `json:"rows"`
+	Snapshots    int               `json:"snapshots"`
+	SignRequests []struct {
+		Endpoint string          `json:"endpoint"`
+		Method   string          `json:"method"`
+		Target   string          `json:"target"`
+		Status   int             `json:"status"`
+		Request  json.RawMessage `json:"request"`
+		Response json.RawMessage `json:"response"`
+	} `json:"sign_requests"`
+}
+
+// remoteSignPy runs rest_remote_sign.py with no S3 credential in reach: no
+// AWS_* variable, no AWS config or credentials file.
+func remoteSignPy(t *testing.T, out *remoteSignReport, args ...string) {
+	t.Helper()
+	cmd := exec.Command(venvPython(t), append([]string{filepath.Join(moduleRoot(t), "test", "catalog", "rest_remote_sign.py")}, args...)...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AWS_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	empty := filepath.Join(t.TempDir(), "none")
+	cmd.Env = append(cmd.Env, "AWS_CONFIG_FILE="+empty, "AWS_SHARED_CREDENTIALS_FILE="+empty)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("rest_remote_sign.py %s: %v\n%s", args[0], err, stderr.String())
+	}
+	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
+		t.Fatalf("rest_remote_sign.py %s: bad report: %v\n%s", args[0], err, stdout.String())
+	}
+}
+
+// checkRemoteSigned checks that PyIceberg used the remote signer and held
+// no credential.
+func checkRemoteSigned(t *testing.T, got *remoteSignReport, env *restEnv, st s3Stack, ns, table string) {
+	t.Helper()
+	if got.IO != "pyiceberg.io.fsspec.FsspecFileIO" {
+		t.Errorf("FileIO = %s, want the fsspec one", got.IO)
+	}
+	if len(got.Credentials) > 0 {
+		t.Errorf("PyIceberg got S3 credentials: %v", got.Credentials)
+	}
+	wantCfg := map[string]string{
+		"s3.remote-signing-enabled": "true",
+		"s3.signer":                 "S3V4RestSigner",
+		"s3.signer.uri":             env.url,
+		"s3.signer.endpoint":        "v1/lake/namespaces/" + ns + "/tables/" + table + "/sign",
+		"s3.endpoint":               st.gateway,
+	}
+	for k, v := range wantCfg {
+		if got.Config[k] != v {
+			t.Errorf("config %s = %q, want %q", k, got.Config[k], v)
+		}
+	}
+	if len(got.SignRequests) == 0 {
+		t.Fatal("PyIceberg sent no sign request")
+	}
+	for _, s := range got.SignRequests {
+		if s.Status != http.StatusOK || s.Endpoint != "/v1/lake/namespaces/"+ns+"/tables/"+table+"/sign" {
+			t.Errorf("sign request %s %s at %s: %d", s.Method, s.Target, s.Endpoint, s.Status)
+		}
+		if !strings.HasPrefix(s.Target, "/lake/data/"+ns+"/"+table+"/") {
+			t.Errorf("signed a request outside the table: %s %s", s.Method, s.Target)
+		}
+	}
+	t.Logf("PyIceberg's first sign request: %s\nanswer: %s", got.SignRequests[0].Request, got.SignRequests[0].Response)
+	methods := map[string]int{}
+	for _, s := range got.SignRequests {
+		methods[s.Method]++
+	}
+	t.Logf("%d sign requests by method: %v", len(got.SignRequests), methods)
+}
+
+// remoteSignEnv is a catalog in front of the stack's gateway, with a
+// reader and a writer of namespace ns, and DuckDB writing Parquet through
+// the gateway.
+func remoteSignEnv(t *testing.T, ns string) (*restEnv, s3Stack) {
+	t.Helper()
+	st := requireStack(t, true)
+	env := newRestEnv(t, withS3Materializer(st), func(c *rest.Config, _ *rest.Deps) {
+		c.GatewayURL = st.gateway
+		c.Clients = append(slices.Clone(c.Clients),
+			rest.Client{ID: "reader-" + ns, Secret: "pw", Scopes: []string{"ns:" + ns + ":r"}},
+			rest.Client{ID: "writer-" + ns, Secret: "pw", Scopes: []string{"ns:" + ns + ":rw"}})
+	})
+	m, err := env.keyring.Mint(creds.Claims{Principal: "duckdb-writer", Actor: creds.ActorHuman, Channel: creds.ChannelREST,
+		Grants: []creds.Grant{{Bucket: "lake", Prefix: "data/" + ns + "/", Access: creds.Read | creds.Write | creds.List}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"REST_DUCK_S3_ENDPOINT": st.gateway, "REST_DUCK_S3_KEY": m.AccessKeyID,
+		"REST_DUCK_S3_SECRET": m.SecretAccessKey, "REST_DUCK_S3_TOKEN": m.SessionToken, "REST_DUCK_S3_REGION": st.region} {
+		t.Setenv(k, v)
+	}
+	return env, st
+}
+
+// TestPyIcebergRemoteSigningReads: PyIceberg 0.12 with no S3 keys at all,
+// asking for remote-signing, loads a table DuckDB wrote and scans it: every
+// S3 request is signed by the catalog for the gateway, which serves it.
+func TestPyIcebergRemoteSigningReads(t *testing.T) {
+	ns := "rs" + randomHex(4)
+	env, st := remoteSignEnv(t, ns)
+	q := "l." + ns
+	env.duck(
+		"CREATE SCHEMA "+q,
+		"CREATE TABLE "+q+".t (id INTEGER, name VARCHAR, amount DOUBLE)",
+		"INSERT INTO "+q+".t SELECT i, 'n' || i, i * 1.5 FROM range(2000) r(i)",
+		"DELETE FROM "+q+".t WHERE id BETWEEN 100 AND 199",
+		"INSERT INTO "+q+".t VALUES (5000, 'small', 1.0), (5001, NULL, NULL)",
+	)
+	var truth struct {
+		Current []string `json:"current"`
+	}
+	pyiceberg(t, &truth, "truth", env.dsn, restDataPath, ns, "t")
+
+	var got remoteSignReport
+	remoteSignPy(t, &got, "read", env.url, "reader-"+ns+":pw", ns, "t")
+	checkRemoteSigned(t, &got, env, st, ns, "t")
+	if len(got.Rows) == 0 || !slices.Equal(got.Rows, truth.Current) {
+		t.Errorf("PyIceberg read %d rows through remote signing, DuckDB %d", len(got.Rows), len(truth.Current))
+	}
+}
+
+// TestRemoteSigningRefusesOutsideTheTable: the catalog signs nothing
+// outside the table the route names (or, on the legacy route, outside
+// every table the token may use), and nothing a read-only token may not
+// do; what it signs, the real gateway accepts.
+func TestRemoteSigningRefusesOutsideTheTable(t *testing.T) {
+	ns := "ro" + randomHex(4)
+	env, st := remoteSignEnv(t, ns)
+	q := "l." + ns
+	env.duck("CREATE SCHEMA "+q, "CREATE TABLE "+q+".t (id INTEGER)", "CREATE TABLE "+q+".u (id INTEGER)",
+		"INSERT INTO "+q+".t SELECT i FROM range(1000) r(i)")
+	if err := st.put(t, st.root(), "data/"+ns+"/t/seed.bin"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.put(t, st.root(), "data/"+ns+"/u/seed.bin"); err != nil {
+		t.Fatal(err)
+	}
+	reader, writer := clientToken(t, env, "reader-"+ns, "pw"), clientToken(t, env, "writer-"+ns, "pw")
+	stranger := env.token("stranger") // ns:hr:r
+	table := "/v1/lake/namespaces/" + ns + "/tables/t/sign"
+	obj := func(key string) string { return st.gateway + "/lake/data/" + ns + "/" + key }
+
+	for _, tc := range []struct {
+		name, route, token, method, uri string
+		body                            *string
+		want                            int
+	}{
+		{"GET inside", table, reader, "GET", obj("t/seed.bin"), nil, 200},
+		{"legacy GET inside", "/v1/aws/s3/sign", reader, "GET", obj("t/seed.bin"), nil, 200},
+		{"PUT inside, writer", table, writer, "PUT", obj("t/new.bin"), nil, 200},
+		{"GET in another table", table, reader, "GET", obj("u/seed.bin"), nil, 403},
+		{"GET outside every table", table, writer, "GET", st.gateway + "/lake/data/other/x", nil, 403},
+		{"list the namespace", table, reader, "GET", st.gateway + "/lake?list-type=2&prefix=data%2F" + ns + "%2F", nil, 403},
+		{"PUT with a read-only token", table, reader, "PUT", obj("t/new.bin"), nil, 403},
+		{"legacy PUT with a read-only token", "/v1/aws/s3/sign", reader, "PUT", obj("t/new.bin"), nil, 403},
+		{"legacy GET outside every table", "/v1/aws/s3/sign", writer, "GET", st.gateway + "/lake/data/other/x", nil, 403},
+		{"token for another namespace", table, stranger, "GET", obj("t/seed.bin"), nil, 403},
+		{"legacy, token for another namespace", "/v1/aws/s3/sign", stranger, "GET", obj("t/seed.bin"), nil, 403},
+		{"no token", table, "", "GET", obj("t/seed.bin"), nil, 401},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := map[string]any{"region": st.region, "uri": tc.uri, "method": tc.method, "headers": map[string][]string{"User-Agent": {"rest_remote_sign_test"}}}
+			r := env.do("POST", tc.route, tc.token, req)
+			if r.code != tc.want {
+				t.Fatalf("sign: %d %s, want %d", r.code, r.body, tc.want)
+			}
+			if tc.want != 200 {
+				if want := map[int]string{403: rest.TypeForbidden, 401: rest.TypeNotAuthorized}[tc.want]; r.errType() != want {
+					t.Errorf("error type %q, want %q", r.errType(), want)
+				}
+				return
+			}
+			if cc := r.header.Get("Cache-Control"); cc != "no-cache" {
+				t.Errorf("Cache-Control = %q", cc)
+			}
+			var signed struct {
+				URI     string              `json:"uri"`
+				Headers map[string][]string `json:"headers"`
+			}
+			r.decode(t, &signed)
+			var body *bytes.Reader
+			if tc.method == "PUT" {
+				body = bytes.NewReader([]byte("written through a remote signature"))
+			} else {
+				body = bytes.NewReader(nil)
+			}
+			hreq, err := http.NewRequest(tc.method, signed.URI, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, vs := range signed.Headers {
+				hreq.Header[k] = vs
+			}
+			resp, err := http.DefaultClient.Do(hreq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Errorf("the gateway answered the signed request %d", resp.StatusCode)
+			}
+		})
+	}
+	env.scanSecrets(st.secret)
+}
+
+// clientToken gets an access token by client credentials.
+func clientToken(t *testing.T, env *restEnv, id, secret string) string {
+	t.Helper()
+	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {id}, "client_secret": {secret}}
+	r := env.do("POST", "/v1/oauth/tokens", "", form.Encode(), withHeader("Content-Type", "application/x-www-form-urlencoded"))
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	r.decode(t, &tok)
+	if tok.AccessToken == "" {
+		t.Fatalf("token for %s: %d %s", id, r.code, r.body)
+	}
+	return tok.AccessToken
+}
+
+// TestPyIcebergRemoteSigningWrites: PyIceberg with no S3 keys creates a
+// table, appends twice and scans it back, every S3 request signed by the
+// catalog. It needs createTable and commits in the catalog.
+func TestPyIcebergRemoteSigningWrites(t *testing.T) {
+	ns := "rw" + randomHex(4)
+	env, st := remoteSignEnv(t, ns)
+	r := env.do("GET", "/v1/config?warehouse=lake", "", nil)
+	var cfg struct {
+		Endpoints []string `json:"endpoints"`
+	}
+	r.decode(t, &cfg)
+	if !slices.Contains(cfg.Endpoints, "POST /v1/{prefix}/namespaces/{namespace}/tables") ||
+		!slices.Contains(cfg.Endpoints, "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}") {
+		t.Skip("the catalog does not serve createTable and commits yet")
+	}
+	env.duck("CREATE SCHEMA l." + ns)
+
+	var got remoteSignReport
+	remoteSignPy(t, &got, "write", env.url, "writer-"+ns+":pw", ns, "t")
+	checkRemoteSigned(t, &got, env, st, ns, "t")
+	if len(got.Rows) != 1003 || got.Snapshots != 2 {
+		t.Errorf("PyIceberg wrote and read back %d rows in %d snapshots, want 1003 in 2", len(got.Rows), got.Snapshots)
+	}
+	puts := 0
+	for _, s := range got.SignRequests {
+		if s.Method == "PUT" || s.Method == "POST" {
+			puts++
+		}
+	}
+	if puts == 0 {
+		t.Error("no write was signed")
+	}
+	// DuckDB sees what PyIceberg wrote.
+	rows := env.duck("SELECT count(*) FROM l." + ns + ".t")
+	if len(rows) != 1 || len(rows[0]) != 1 || rows[0][0][0] != float64(1003) {
+		t.Errorf("DuckDB counts %v rows", rows)
+	}
+}
+
+// TestRemoteSigningConfigOnlyWhenAsked: LoadTable advertises the signer
+// only to a client that listed remote-signing (iceberg-go refuses a table
+// config naming a signer it was not asked for), never with credentials; a
+// client listing both gets vended credentials; the config endpoint lists
+// the sign route.
+func TestRemoteSigningConfigOnlyWhenAsked(t *testing.T) {
+	env := newRestEnv(t)
+	env.duck("CREATE SCHEMA l.sales", "CREATE TABLE l.sales.orders (id INTEGER)", "INSERT INTO l.sales.orders VALUES (1)")
+	tok := env.token("reader")
+	load := func(delegation string) map[string]string {
+		t.Helper()
+		var opts []reqOpt
+		if delegation != "" {
+			opts = append(opts, withHeader("X-Iceberg-Access-Delegation", delegation))
+		}
+		r := env.do("GET", "/v1/lake/namespaces/sales/tables/orders", tok, nil, opts...)
+		if r.code != 200 {
+			t.Fatalf("load (%s): %d %s", delegation, r.code, r.body)
+		}
+		var body struct {
+			Config map[string]string `json:"config"`
+			Creds  []any             `json:"storage-credentials"`
+		}
+		r.decode(t, &body)
+		if delegation == "remote-signing" && body.Creds != nil {
+			t.Errorf("remote signing came with storage credentials")
+		}
+		return body.Config
+	}
+	signerKeys := []string{"s3.signer", "s3.signer.uri", "s3.signer.endpoint", "py-io-impl"}
+	for _, d := range []string{"", "vended-credentials", "remote-signing,vended-credentials"} {
+		cfg := load(d)
+		for _, k := range signerKeys {
+			if _, ok := cfg[k]; ok {
+				t.Errorf("delegation %q: config has %s", d, k)
+			}
+		}
+		if cfg["s3.remote-signing-enabled"] == "true" {
+			t.Errorf("delegation %q: remote signing enabled", d)
+		}
+	}
+	if cfg := load("remote-signing,vended-credentials"); cfg["s3.access-key-id"] == "" {
+		t.Error("a client listing both got no vended credential")
+	}
+	cfg := load("remote-signing")
+	for k, v := range map[string]string{
+		"s3.remote-signing-enabled": "true", "s3.signer": "S3V4RestSigner", "s3.signer.uri": env.url,
+		"s3.signer.endpoint": "v1/lake/namespaces/sales/tables/orders/sign", "py-io-impl": "pyiceberg.io.fsspec.FsspecFileIO",
+		"s3.endpoint": "http://127.0.0.1:9000",
+	} {
+		if cfg[k] != v {
+			t.Errorf("remote-signing config %s = %q, want %q", k, cfg[k], v)
+		}
+	}
+	for _, k := range []string{"s3.access-key-id", "s3.secret-access-key", "s3.session-token"} {
+		if _, ok := cfg[k]; ok {
+			t.Errorf("remote-signing config has %s", k)
+		}
+	}
+	r := env.do("GET", "/v1/config", "", nil)
+	var c struct {
+		Endpoints []string `json:"endpoints"`
+	}
+	r.decode(t, &c)
+	if !slices.Contains(c.Endpoints, "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/sign") {
+		t.Errorf("endpoints = %v", c.Endpoints)
+	}
+}
