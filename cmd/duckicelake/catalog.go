@@ -56,9 +56,9 @@ func (e configError) Unwrap() error { return e.err }
 
 // openCatalog connects to the catalog database, checks that it holds a
 // DuckLake catalog this build serves with current sidecar tables, and builds
-// the REST catalog. With a keyring, it opens the Postgres revocation list
+// the REST catalog, which vends credentials for the gateway at gatewayURL. With a keyring, it opens the Postgres revocation list
 // and makes it the keyring's. Close releases everything.
-func openCatalog(ctx context.Context, cfg *config.Config, keyring *creds.Keyring, log *zap.Logger) (_ *catalogService, err error) {
+func openCatalog(ctx context.Context, cfg *config.Config, gatewayURL string, keyring *creds.Keyring, log *zap.Logger) (_ *catalogService, err error) {
 	cc := &cfg.Catalog
 	tokenKey, err := cfg.TokenKey()
 	if err != nil {
@@ -121,7 +121,7 @@ func openCatalog(ctx context.Context, cfg *config.Config, keyring *creds.Keyring
 		TokenKey:    tokenKey,
 		TokenTTL:    cfg.OAuth.TokenTTL,
 		Clients:     clients,
-		GatewayURL:  cfg.GatewayURL(),
+		GatewayURL:  gatewayURL,
 		Region:      cfg.Gateway.Region,
 		VendTTL:     cc.VendTTL,
 		SnapshotTTL: cc.SnapshotTTL,

@@ -103,28 +103,6 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer,
 	defer auditSink.Stop()
 	audit := zap.New(zapcore.NewCore(serveEncoder(cfg.Log.Format), auditSink, zapcore.InfoLevel))
 
-	// The catalog comes up before any listener: a database that is not there
-	// or not initialised stops serve with a message saying what to run.
-	var cat *catalogService
-	if cfg.Catalog.DSN != "" {
-		octx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		cat, err = openCatalog(octx, cfg, keyring, logger)
-		cancel()
-		if err != nil {
-			fmt.Fprintf(stderr, "duckicelake serve: %v\n", err)
-			if errors.As(err, new(configError)) {
-				return 2
-			}
-			return 1
-		}
-		defer cat.Close()
-		if cfg.Catalog.Eager {
-			cat.StartEager()
-		}
-	} else {
-		logger.Info("catalog off: no catalog.dsn (DUCKICELAKE_CATALOG_DSN or DUCKICELAKE_PG_DSN); serving the gateway only")
-	}
-
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics, err := gateway.NewMetrics(reg)
@@ -151,6 +129,32 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer,
 		fmt.Fprintf(stderr, "duckicelake serve: catalog.listen: %v\n", err)
 		return 1
 	}
+	// The listeners are bound (so a port 0 is known for the URLs vended
+	// credentials name) but serve nothing until the catalog is up: a database
+	// that is not there or not initialised stops serve with a message saying
+	// what to run.
+	gatewayURL := boundGatewayURL(cfg, ln.Addr())
+	var cat *catalogService
+	if cfg.Catalog.DSN != "" {
+		octx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		cat, err = openCatalog(octx, cfg, gatewayURL, keyring, logger)
+		cancel()
+		if err != nil {
+			ln.Close()
+			aln.Close()
+			fmt.Fprintf(stderr, "duckicelake serve: %v\n", err)
+			if errors.As(err, new(configError)) {
+				return 2
+			}
+			return 1
+		}
+		defer cat.Close()
+		if cfg.Catalog.Eager {
+			cat.StartEager()
+		}
+	} else {
+		logger.Info("catalog off: no catalog.dsn (DUCKICELAKE_CATALOG_DSN or DUCKICELAKE_PG_DSN); serving the gateway only")
+	}
 	adminHandler := srv.AdminHandler(reg, nil)
 	if cat != nil {
 		adminHandler = catalogReady(srv.AdminHandler(reg, cat.Handler), cat.Ready)
@@ -167,7 +171,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer,
 	logger.Info("duckicelake serving",
 		zap.String("version", version),
 		zap.String("gateway", ln.Addr().String()),
-		zap.String("gateway_url", cfg.GatewayURL()),
+		zap.String("gateway_url", gatewayURL),
 		zap.String("admin", aln.Addr().String()),
 		zap.String("upstream", cfg.Upstream.Endpoint),
 		zap.Bool("minting", keyring != nil),
@@ -229,6 +233,18 @@ func catalogReady(next fasthttp.RequestHandler, check func(context.Context) erro
 		}
 		next(ctx)
 	}
+}
+
+// boundGatewayURL is the gateway's URL for clients: gateway.public_url, or
+// the address the gateway listener is bound to (gateway.listen may say port
+// 0).
+func boundGatewayURL(cfg *config.Config, addr net.Addr) string {
+	if cfg.Gateway.PublicURL != "" {
+		return cfg.GatewayURL()
+	}
+	c := *cfg
+	c.Gateway.Listen = addr.String()
+	return c.GatewayURL()
 }
 
 // gatewayConfig maps the configuration file's settings onto the gateway's.

@@ -56,17 +56,17 @@ func TestServeCatalog(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var stdout, stderr lockedBuffer
-	addrs := make(chan net.Addr, 1)
+	addrs := make(chan [2]net.Addr, 1)
 	done := make(chan int, 1)
 	go func() {
 		done <- serve(ctx, []string{"-gateway.listen", "127.0.0.1:0", "-catalog.listen", "127.0.0.1:0",
 			"-upstream.connect_timeout", "1s", "-catalog.data_path", "s3://lake/data"}, &stdout, &stderr, envOf(env),
-			func(_, admin net.Addr) { addrs <- admin })
+			func(s3, admin net.Addr) { addrs <- [2]net.Addr{s3, admin} })
 	}()
-	var admin string
+	var admin, gw string
 	select {
 	case a := <-addrs:
-		admin = "http://" + a.String()
+		gw, admin = "http://"+a[0].String(), "http://"+a[1].String()
 	case code := <-done:
 		t.Fatalf("serve exited %d: %s%s", code, stdout.String(), stderr.String())
 	case <-time.After(30 * time.Second):
@@ -89,8 +89,10 @@ func TestServeCatalog(t *testing.T) {
 		}
 		return do(req)
 	}
-	if st, body := get("/v1/config?warehouse=lake", ""); st != 200 || !strings.Contains(body, `"prefix":"lake"`) {
-		t.Fatalf("/v1/config: %d %s", st, body)
+	// Vended credentials name the gateway as bound (gateway.listen has port 0).
+	if st, body := get("/v1/config?warehouse=lake", ""); st != 200 || !strings.Contains(body, `"prefix":"lake"`) ||
+		!strings.Contains(body, `"s3.endpoint":"`+gw+`"`) {
+		t.Fatalf("/v1/config: %d %s; want prefix lake and s3.endpoint %s", st, body, gw)
 	}
 	if st, _ := get("/v1/lake/namespaces", ""); st != 401 {
 		t.Fatalf("namespaces without a token: %d, want 401", st)
