@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# The local stack: versitygw (S3 backend, posix mode) and `duckicelake serve`
-# (the gateway) in front of it. Sourced by scripts/run.sh, scripts/test.sh and
-# scripts/bench.sh; also a command of its own:
+# The local stack: versitygw (S3 backend, posix mode), a private Postgres
+# holding the DuckLake catalog (scripts/pg.sh; `duckicelake init` creates the
+# catalog with data path s3://<bucket>/data/) and `duckicelake serve`: the
+# gateway in front of the backend, and the Iceberg REST catalog with the
+# admin endpoints. Sourced by scripts/run.sh, scripts/test.sh,
+# scripts/conformance.sh and scripts/bench.sh; also a command of its own:
 #
 #   scripts/stack.sh up     start the stack in the background, write stack.env, return
 #   scripts/stack.sh down   stop what `up` started (by the pids it recorded)
@@ -9,7 +12,7 @@
 #
 # Settings (env; defaults are the dev stack's):
 #   DUCKICELAKE_DEV_DIR        state directory (default <repo>/.dev): s3/ (the backend's
-#                              files), keys, duckicelake.toml, logs, stack.env
+#                              files), pg/ (Postgres), keys, duckicelake.toml, logs, stack.env
 #   DUCKICELAKE_S3_PORT        versitygw port (default 7070) on DUCKICELAKE_S3_HOST (127.0.0.1)
 #   DUCKICELAKE_S3_ENDPOINT    use this S3 backend instead of starting versitygw; needs
 #                              DUCKICELAKE_S3_ACCESS_KEY and DUCKICELAKE_S3_SECRET_KEY
@@ -17,6 +20,10 @@
 #   DUCKICELAKE_GATEWAY_ADDR   gateway listen address (default 127.0.0.1:9000)
 #   DUCKICELAKE_ADMIN_ADDR     admin/catalog/metrics listen address (default 127.0.0.1:8181)
 #   DUCKICELAKE_BUCKET         the bucket to create and use (default lake)
+#   DUCKICELAKE_PG_PORT        the private Postgres's port (default 5433), on 127.0.0.1
+#   DUCKICELAKE_PG_DSN         use this Postgres database for the catalog instead of
+#                              starting one (`duckicelake init` runs against it)
+#   DUCKICELAKE_STACK_CATALOG=0  no Postgres and no catalog: the gateway only
 #   DUCKICELAKE_PORTS=free     pick free ports instead of the defaults (tests do)
 #   VERSITYGW_BIN, DUCKICELAKE_BIN   binaries (default bin/versitygw, bin/duckicelake)
 
@@ -97,18 +104,34 @@ stack_init() {
   STACK_ENV_FILE=$STACK_DIR/stack.env
   STACK_PIDS=()
 
-  local s3host=${DUCKICELAKE_S3_HOST:-127.0.0.1} s3port gw admin
+  local s3host=${DUCKICELAKE_S3_HOST:-127.0.0.1} s3port gw admin pgport
   if [[ ${DUCKICELAKE_PORTS:-} == free ]]; then
-    read -r s3port gw admin < <(stack_free_ports 3)
+    read -r s3port gw admin pgport < <(stack_free_ports 4)
     gw=127.0.0.1:$gw
     admin=127.0.0.1:$admin
   else
     s3port=${DUCKICELAKE_S3_PORT:-7070}
     gw=${DUCKICELAKE_GATEWAY_ADDR:-127.0.0.1:9000}
     admin=${DUCKICELAKE_ADMIN_ADDR:-127.0.0.1:8181}
+    pgport=${DUCKICELAKE_PG_PORT:-5433}
   fi
   STACK_GATEWAY_ADDR=$gw
   STACK_ADMIN_ADDR=$admin
+  STACK_CATALOG_URL=http://$admin
+  STACK_DATA_PATH=s3://$STACK_BUCKET/data/
+
+  # The catalog's Postgres: a private cluster under the state directory, or
+  # DUCKICELAKE_PG_DSN (unless that came from a sourced stack.env).
+  STACK_CATALOG=1
+  [[ ${DUCKICELAKE_STACK_CATALOG:-1} == 0 ]] && STACK_CATALOG=0
+  STACK_PG_DIR=$STACK_DIR/pg
+  STACK_PG_PORT=$pgport
+  STACK_PG_STARTED=0
+  if [[ -n ${DUCKICELAKE_PG_DSN:-} && -z ${DUCKICELAKE_STACK_ENV:-} ]]; then
+    STACK_EXTERNAL_PG=1
+  else
+    STACK_EXTERNAL_PG=0
+  fi
 
   # A shell that sourced a stack.env has DUCKICELAKE_S3_* of that stack's own
   # versitygw; that is not a request for an external backend.
@@ -214,6 +237,90 @@ stack_start_vgw_proxy() {
   stack_log "versitygw s3 proxy: $STACK_PROXY_ENDPOINT -> $STACK_S3_ENDPOINT (pid $pid, log $log)"
 }
 
+# stack_start_pg starts the private Postgres (scripts/pg.sh, data in
+# $STACK_PG_DIR) unless DUCKICELAKE_PG_DSN names another, and sets
+# STACK_PG_DSN (URL form) and STACK_PG_DSN_KV (libpq key=value form, the one
+# DuckDB's 'ducklake:postgres:…' ATTACH takes).
+stack_start_pg() {
+  [[ $STACK_CATALOG == 1 ]] || return 0
+  if [[ $STACK_EXTERNAL_PG == 1 ]]; then
+    STACK_PG_DSN=$DUCKICELAKE_PG_DSN
+    STACK_PG_DSN_KV=$DUCKICELAKE_PG_DSN
+    stack_log "postgres: $(stack_redact_dsn "$STACK_PG_DSN") (external; not started here)"
+    return 0
+  fi
+  local pg=(env DUCKICELAKE_PG_DSN= DUCKICELAKE_PG_DIR="$STACK_PG_DIR" DUCKICELAKE_PG_PORT="$STACK_PG_PORT" "$stack_repo/scripts/pg.sh")
+  if ! "${pg[@]}" status >/dev/null 2>&1 && stack_port_busy "127.0.0.1:$STACK_PG_PORT"; then
+    stack_die "127.0.0.1:$STACK_PG_PORT is in use (another Postgres? set DUCKICELAKE_PG_PORT)" || return 1
+  fi
+  STACK_PG_DSN=$("${pg[@]}" start) || {
+    stack_die "Postgres did not start (log: $STACK_PG_DIR/postgres.log)"
+    return 1
+  }
+  STACK_PG_DSN_KV=$("${pg[@]}" dsn --kv)
+  # pg_ctl daemonises: there is no child pid to track; stack_stop stops it
+  # by its data directory.
+  STACK_PG_STARTED=1
+  stack_log "postgres: $STACK_PG_DSN (data $STACK_PG_DIR)"
+}
+
+# stack_stop_pg stops the private Postgres of this state directory, if it runs.
+stack_stop_pg() {
+  [[ -d $STACK_PG_DIR/data ]] || return 0
+  env DUCKICELAKE_PG_DSN= DUCKICELAKE_PG_DIR="$STACK_PG_DIR" "$stack_repo/scripts/pg.sh" stop >/dev/null || true
+  STACK_PG_STARTED=0
+}
+
+# stack_redact_dsn hides a password in a DSN for logs.
+stack_redact_dsn() { sed -E 's#(://[^:/@]*:)[^@]*@#\1xxxxx@#; s#(password=)[^ ]*#\1xxxxx#' <<<"$1"; }
+
+# stack_init_catalog creates the DuckLake catalog (data path
+# s3://<bucket>/data/, in the bucket versitygw serves) unless it exists;
+# `duckicelake init` is idempotent and brings the sidecar tables up to date.
+stack_init_catalog() {
+  [[ $STACK_CATALOG == 1 ]] || return 0
+  if ! "$STACK_BIN" help 2>&1 | grep -qE '^ +init\b'; then
+    stack_log "catalog: $STACK_BIN has no init command; the catalog stays off"
+    STACK_CATALOG=0
+    return 0
+  fi
+  local out
+  if ! out=$("$STACK_BIN" init --dsn "$STACK_PG_DSN" --data-path "$STACK_DATA_PATH" 2>&1); then
+    echo "$out" >&2
+    stack_die "duckicelake init failed"
+    return 1
+  fi
+  stack_log "catalog: $(head -n 1 <<<"$out")"
+}
+
+# stack_start_catalog starts Postgres and creates the catalog; on failure the
+# stack goes on without a catalog (the gateway alone) and it returns 1.
+stack_start_catalog() {
+  if stack_start_pg && stack_init_catalog; then
+    return 0
+  fi
+  STACK_CATALOG=0
+  return 1
+}
+
+# stack_oauth loads (or creates, 0600) the catalog's token key and the dev
+# OAuth client "dev" (every scope), kept across restarts so tokens and
+# snippets stay valid.
+stack_oauth() {
+  local f=$STACK_DIR/oauth.env
+  if [[ ! -s $f ]]; then
+    (
+      umask 077
+      printf 'STACK_OAUTH_TOKEN_KEY=%s\nSTACK_OAUTH_CLIENT_ID=dev\nSTACK_OAUTH_CLIENT_SECRET=%s\n' \
+        "$(stack_random_hex 32)" "$(stack_random_hex 16)" >"$f"
+    )
+  fi
+  chmod 600 "$f"
+  # shellcheck disable=SC1090
+  source "$f"
+  STACK_CATALOG_CREDENTIAL=$STACK_OAUTH_CLIENT_ID:$STACK_OAUTH_CLIENT_SECRET
+}
+
 # stack_has_serve succeeds when bin/duckicelake has the serve command.
 stack_has_serve() {
   [[ -x $STACK_BIN ]] && "$STACK_BIN" help 2>&1 | grep -qE '^ +serve\b'
@@ -254,7 +361,14 @@ stack_gateway_root() {
 stack_write_config() {
   stack_mint_key
   stack_gateway_root
-  local tmp=$STACK_CONFIG.tmp
+  local tmp=$STACK_CONFIG.tmp catalog="# No catalog in this stack (DUCKICELAKE_STACK_CATALOG=0)."
+  if [[ $STACK_CATALOG == 1 ]]; then
+    stack_oauth
+    # The Iceberg REST catalog on the DuckLake catalog in Postgres, served
+    # on catalog.listen (/v1/…); [oauth] below.
+    catalog="dsn = \"$STACK_PG_DSN\"
+data_path = \"$STACK_DATA_PATH\""
+  fi
   (
     umask 077
     cat >"$tmp" <<EOF
@@ -267,6 +381,7 @@ region = "$STACK_REGION"
 
 [catalog]
 listen = "$STACK_ADMIN_ADDR"
+$catalog
 
 [upstream]
 endpoint = "$STACK_S3_ENDPOINT"
@@ -287,6 +402,15 @@ secret = "$STACK_MINT_KEY_SECRET"
 level = "${DUCKICELAKE_STACK_LOG_LEVEL:-info}"
 format = "json"
 EOF
+    if [[ $STACK_CATALOG == 1 ]]; then
+      cat >>"$tmp" <<EOF
+
+# The catalog's OAuth2 token key and clients; "dev" has every scope.
+[oauth]
+token_key = "$STACK_OAUTH_TOKEN_KEY"
+clients = "$STACK_OAUTH_CLIENT_ID:$STACK_OAUTH_CLIENT_SECRET|*"
+EOF
+    fi
   )
   mv -f "$tmp" "$STACK_CONFIG"
 }
@@ -317,6 +441,9 @@ stack_start_gateway() {
   fi
   STACK_GATEWAY_UP=1
   stack_log "gateway: http://$STACK_GATEWAY_ADDR, admin http://$STACK_ADMIN_ADDR (pid $pid, log $log, config $STACK_CONFIG)"
+  if [[ $STACK_CATALOG == 1 ]]; then
+    stack_log "catalog: $STACK_CATALOG_URL (Iceberg REST, warehouse ${STACK_BUCKET}; OAuth client $STACK_OAUTH_CLIENT_ID)"
+  fi
 }
 
 # stack_write_env writes stack.env: what scripts need to reach the stack.
@@ -332,6 +459,15 @@ stack_write_env() {
         echo "DUCKICELAKE_CONFIG=$STACK_CONFIG"
         echo "DUCKICELAKE_GATEWAY_ROOT_ACCESS_KEY=$STACK_ROOT_ACCESS_KEY"
         echo "DUCKICELAKE_GATEWAY_ROOT_SECRET_KEY=$STACK_ROOT_SECRET_KEY"
+        if [[ $STACK_CATALOG == 1 ]]; then
+          echo "DUCKICELAKE_CATALOG_URL=$STACK_CATALOG_URL"
+          echo "DUCKICELAKE_CATALOG_CREDENTIAL=$STACK_CATALOG_CREDENTIAL"
+        fi
+      fi
+      if [[ $STACK_CATALOG == 1 ]]; then
+        echo "DUCKICELAKE_PG_DSN=$STACK_PG_DSN"
+        echo "DUCKICELAKE_PG_DSN_KV='$STACK_PG_DSN_KV'"
+        echo "DUCKICELAKE_DATA_PATH=$STACK_DATA_PATH"
       fi
       echo "DUCKICELAKE_S3_ENDPOINT=$STACK_S3_ENDPOINT"
       echo "DUCKICELAKE_S3_REGION=$STACK_REGION"
@@ -352,6 +488,9 @@ stack_stop() {
   done
   STACK_PIDS=()
   rm -f "$STACK_DIR/stack.pids"
+  if [[ ${STACK_PG_STARTED:-0} == 1 ]]; then
+    stack_stop_pg
+  fi
 }
 
 stack_kill() {
@@ -381,6 +520,12 @@ stack_up() {
     stack_stop
     return 1
   }
+  if [[ $STACK_CATALOG == 1 ]]; then
+    stack_start_pg && stack_init_catalog || {
+      stack_stop
+      return 1
+    }
+  fi
   stack_start_gateway || {
     stack_stop
     return 1
@@ -407,6 +552,8 @@ if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
       else
         stack_log "nothing to stop in $STACK_DIR"
       fi
+      # `up` leaves Postgres running under its data directory.
+      [[ $STACK_EXTERNAL_PG == 1 ]] || stack_stop_pg
       ;;
     env)
       cat "${DUCKICELAKE_DEV_DIR:-$stack_repo/.dev}/stack.env"
