@@ -12,7 +12,12 @@ write
     create_table, append two batches, scan: every S3 request of the writes
     and the reads is signed by the catalog.
 
-Both report the rows (sorted, rendered as in rest_pyiceberg.py), the FileIO
+io
+    the table's FileIO writes a small file (one PUT) and a 12 MiB one
+    (multipart) into the table's data directory, reads them back and deletes
+    them (DeleteObjects, which PyIceberg signs without its body).
+
+read and write report the rows (sorted, rendered as in rest_pyiceberg.py), the FileIO
 class and config keys, whether any S3 credential reached PyIceberg, and the
 sign requests PyIceberg sent (method, path and query of the S3 request; the
 first one in full, to show its exact shape).
@@ -88,15 +93,18 @@ def rows_of(arrow_table) -> list[str]:
 SECRET_KEYS = ("s3.access-key-id", "s3.secret-access-key", "s3.session-token", "client.access-key-id", "client.secret-access-key")
 
 
-def report(t) -> dict:
+def io_report(t) -> dict:
     props = t.io.properties
     return {
         "io": type(t.io).__module__ + "." + type(t.io).__name__,
         "config": {k: v for k, v in props.items() if k.startswith(("s3.", "py-io-impl", "client."))},
         "credentials": sorted(k for k in SECRET_KEYS if props.get(k)),
         "metadata_location": t.metadata_location,
-        "rows": rows_of(t.scan().to_arrow()),
     }
+
+
+def report(t) -> dict:
+    return io_report(t) | {"rows": rows_of(t.scan().to_arrow())}
 
 
 def scenario_read(cat, ns: str, table: str) -> dict:
@@ -115,7 +123,29 @@ def scenario_write(cat, ns: str, table: str) -> dict:
     return out
 
 
-SCENARIOS = {"read": scenario_read, "write": scenario_write}
+def scenario_io(cat, ns: str, table: str) -> dict:
+    """The table's FileIO writes a small and a multipart-sized file into
+    the table's location, reads them back and deletes them."""
+    t = cat.load_table((ns, table))
+    out: dict = io_report(t) | {"files": {}}
+    # s3fs uploads in parts of its block size (50 MiB by default); the
+    # smallest S3 allows makes the 12 MiB file a three-part upload.
+    t.io.get_fs("s3").default_block_size = 5 << 20
+    for name, size in (("small.bin", 1000), ("large.bin", 12 << 20)):
+        loc = f"{t.location()}/data/remote-sign-{name}"
+        data = bytes(i % 251 for i in range(size))
+        with t.io.new_output(loc).create(overwrite=True) as f:
+            f.write(data)
+        f_in = t.io.new_input(loc)
+        with f_in.open() as f:
+            back = f.read()
+        exists_before = f_in.exists()
+        t.io.delete(loc)
+        out["files"][name] = {"size": len(back), "equal": back == data, "exists_before": exists_before, "exists_after": t.io.new_input(loc).exists()}
+    return out
+
+
+SCENARIOS = {"read": scenario_read, "write": scenario_write, "io": scenario_io}
 
 
 def main(argv: list[str]) -> int:

@@ -18,11 +18,17 @@ import (
 
 // remoteSignReport is what rest_remote_sign.py reports.
 type remoteSignReport struct {
-	IO           string            `json:"io"`
-	Config       map[string]string `json:"config"`
-	Credentials  []string          `json:"credentials"`
-	Rows         []string          `json:"rows"`
-	Snapshots    int               `json:"snapshots"`
+	IO          string            `json:"io"`
+	Config      map[string]string `json:"config"`
+	Credentials []string          `json:"credentials"`
+	Rows        []string          `json:"rows"`
+	Snapshots   int               `json:"snapshots"`
+	Files       map[string]struct {
+		Size         int  `json:"size"`
+		Equal        bool `json:"equal"`
+		ExistsBefore bool `json:"exists_before"`
+		ExistsAfter  bool `json:"exists_after"`
+	} `json:"files"`
 	SignRequests []struct {
 		Endpoint string          `json:"endpoint"`
 		Method   string          `json:"method"`
@@ -84,7 +90,7 @@ func checkRemoteSigned(t *testing.T, got *remoteSignReport, env *restEnv, st s3S
 		if s.Status != http.StatusOK || s.Endpoint != "/v1/lake/namespaces/"+ns+"/tables/"+table+"/sign" {
 			t.Errorf("sign request %s %s at %s: %d", s.Method, s.Target, s.Endpoint, s.Status)
 		}
-		if !strings.HasPrefix(s.Target, "/lake/data/"+ns+"/"+table+"/") {
+		if !inTable(s.Target, "data/"+ns+"/"+table+"/") {
 			t.Errorf("signed a request outside the table: %s %s", s.Method, s.Target)
 		}
 	}
@@ -94,6 +100,21 @@ func checkRemoteSigned(t *testing.T, got *remoteSignReport, env *restEnv, st s3S
 		methods[s.Method]++
 	}
 	t.Logf("%d sign requests by method: %v", len(got.SignRequests), methods)
+}
+
+// inTable reports whether a signed S3 request (path and query) stays in
+// the table's prefix: an object below it, a listing inside it, or a
+// DeleteObjects of bucket lake (whose keys the gateway checks).
+func inTable(target, prefix string) bool {
+	path, query, _ := strings.Cut(target, "?")
+	if strings.HasPrefix(path, "/lake/"+prefix) {
+		return true
+	}
+	if path != "/lake" {
+		return false
+	}
+	q, err := url.ParseQuery(query)
+	return err == nil && (q.Has("delete") || strings.HasPrefix(q.Get("prefix"), prefix))
 }
 
 // remoteSignEnv is a catalog in front of the stack's gateway, with a
@@ -144,6 +165,48 @@ func TestPyIcebergRemoteSigningReads(t *testing.T) {
 	checkRemoteSigned(t, &got, env, st, ns, "t")
 	if len(got.Rows) == 0 || !slices.Equal(got.Rows, truth.Current) {
 		t.Errorf("PyIceberg read %d rows through remote signing, DuckDB %d", len(got.Rows), len(truth.Current))
+	}
+}
+
+// TestPyIcebergRemoteSigningFileIO: a writer's FileIO, with no S3 keys,
+// writes a small file (PUT) and a 12 MiB one (multipart upload) into the
+// table, reads both back and deletes them (a DeleteObjects PyIceberg signs
+// without its body, which the gateway checks key by key).
+func TestPyIcebergRemoteSigningFileIO(t *testing.T) {
+	ns := "ri" + randomHex(4)
+	env, st := remoteSignEnv(t, ns)
+	env.duck("CREATE SCHEMA l."+ns, "CREATE TABLE l."+ns+".t (id INTEGER)", "INSERT INTO l."+ns+".t VALUES (1)")
+	var got remoteSignReport
+	remoteSignPy(t, &got, "io", env.url, "writer-"+ns+":pw", ns, "t")
+	checkRemoteSigned(t, &got, env, st, ns, "t")
+	for _, name := range []string{"small.bin", "large.bin"} {
+		f, ok := got.Files[name]
+		if !ok || !f.Equal || !f.ExistsBefore || f.ExistsAfter {
+			t.Errorf("%s: %+v", name, f)
+		}
+	}
+	seen := map[string]bool{}
+	for _, s := range got.SignRequests {
+		switch {
+		case s.Method == "POST" && strings.HasSuffix(s.Target, "?uploads"):
+			seen["create multipart upload"] = true
+		case s.Method == "PUT" && strings.Contains(s.Target, "partNumber="):
+			seen["upload part"] = true
+		case s.Method == "POST" && strings.Contains(s.Target, "uploadId="):
+			seen["complete multipart upload"] = true
+		case s.Method == "PUT":
+			seen["put"] = true
+		case s.Method == "POST" && strings.HasSuffix(s.Target, "?delete"):
+			seen["delete objects"] = true
+		}
+	}
+	for _, op := range []string{"put", "create multipart upload", "upload part", "complete multipart upload"} {
+		if !seen[op] {
+			t.Errorf("no %s was signed (%v)", op, seen)
+		}
+	}
+	if keys := st.keys(t, "data/"+ns+"/t/data/remote-sign-"); len(keys) > 0 {
+		t.Errorf("left behind: %v", keys)
 	}
 }
 
