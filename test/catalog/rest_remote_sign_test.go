@@ -63,7 +63,7 @@ func remoteSignPy(t *testing.T, out *remoteSignReport, args ...string) {
 
 // checkRemoteSigned checks that PyIceberg used the remote signer and held
 // no credential.
-func checkRemoteSigned(t *testing.T, got *remoteSignReport, env *restEnv, st s3Stack, ns, table string) {
+func checkRemoteSigned(t *testing.T, got *remoteSignReport, env *restEnv, endpoint, ns, table string) {
 	t.Helper()
 	if got.IO != "pyiceberg.io.fsspec.FsspecFileIO" {
 		t.Errorf("FileIO = %s, want the fsspec one", got.IO)
@@ -76,7 +76,7 @@ func checkRemoteSigned(t *testing.T, got *remoteSignReport, env *restEnv, st s3S
 		"s3.signer":                 "S3V4RestSigner",
 		"s3.signer.uri":             env.url,
 		"s3.signer.endpoint":        "v1/lake/namespaces/" + ns + "/tables/" + table + "/sign",
-		"s3.endpoint":               st.gateway,
+		"s3.endpoint":               endpoint,
 	}
 	for k, v := range wantCfg {
 		if got.Config[k] != v {
@@ -120,15 +120,15 @@ func inTable(target, prefix string) bool {
 // remoteSignEnv is a catalog in front of the stack's gateway, with a
 // reader and a writer of namespace ns, and DuckDB writing Parquet through
 // the gateway.
-func remoteSignEnv(t *testing.T, ns string) (*restEnv, s3Stack) {
+func remoteSignEnv(t *testing.T, ns string, opts ...restOption) (*restEnv, s3Stack) {
 	t.Helper()
 	st := requireStack(t, true)
-	env := newRestEnv(t, withS3Materializer(st), func(c *rest.Config, _ *rest.Deps) {
+	env := newRestEnv(t, append([]restOption{withS3Materializer(st), func(c *rest.Config, _ *rest.Deps) {
 		c.GatewayURL = st.gateway
 		c.Clients = append(slices.Clone(c.Clients),
 			rest.Client{ID: "reader-" + ns, Secret: "pw", Scopes: []string{"ns:" + ns + ":r"}},
 			rest.Client{ID: "writer-" + ns, Secret: "pw", Scopes: []string{"ns:" + ns + ":rw"}})
-	})
+	}}, opts...)...)
 	m, err := env.keyring.Mint(creds.Claims{Principal: "duckdb-writer", Actor: creds.ActorHuman, Channel: creds.ChannelREST,
 		Grants: []creds.Grant{{Bucket: "lake", Prefix: "data/" + ns + "/", Access: creds.Read | creds.Write | creds.List}}})
 	if err != nil {
@@ -162,10 +162,49 @@ func TestPyIcebergRemoteSigningReads(t *testing.T) {
 
 	var got remoteSignReport
 	remoteSignPy(t, &got, "read", env.url, "reader-"+ns+":pw", ns, "t")
-	checkRemoteSigned(t, &got, env, st, ns, "t")
+	checkRemoteSigned(t, &got, env, st.gateway, ns, "t")
 	if len(got.Rows) == 0 || !slices.Equal(got.Rows, truth.Current) {
 		t.Errorf("PyIceberg read %d rows through remote signing, DuckDB %d", len(got.Rows), len(truth.Current))
 	}
+}
+
+// TestPyIcebergRemoteSigningDirect: configured to sign for the object store
+// itself, the catalog points PyIceberg at the backend and signs with its
+// root key (which never reaches the client): the bytes bypass the gateway,
+// the authorisation does not.
+func TestPyIcebergRemoteSigningDirect(t *testing.T) {
+	ns := "rd" + randomHex(4)
+	st := requireStack(t, true)
+	env, _ := remoteSignEnv(t, ns, func(c *rest.Config, _ *rest.Deps) {
+		c.Signer.Direct = true
+		c.Signer.Upstream = rest.SignerUpstream{Endpoint: st.endpoint, Region: st.region, AccessKeyID: st.key, SecretAccessKey: st.secret, PathStyle: true}
+	})
+	q := "l." + ns
+	env.duck("CREATE SCHEMA "+q, "CREATE TABLE "+q+".t (id INTEGER, name VARCHAR)",
+		"INSERT INTO "+q+".t SELECT i, 'n' || i FROM range(1500) r(i)")
+	var truth struct {
+		Current []string `json:"current"`
+	}
+	pyiceberg(t, &truth, "truth", env.dsn, restDataPath, ns, "t")
+
+	var got remoteSignReport
+	remoteSignPy(t, &got, "read", env.url, "reader-"+ns+":pw", ns, "t")
+	checkRemoteSigned(t, &got, env, st.endpoint, ns, "t")
+	if len(got.Rows) == 0 || !slices.Equal(got.Rows, truth.Current) {
+		t.Errorf("PyIceberg read %d rows signed for the backend, DuckDB %d", len(got.Rows), len(truth.Current))
+	}
+
+	// Still refused outside the table, and for a reader's write.
+	reader := clientToken(t, env, "reader-"+ns, "pw")
+	for _, req := range []map[string]any{
+		{"region": st.region, "method": "GET", "uri": st.endpoint + "/lake/data/other/x", "headers": map[string][]string{}},
+		{"region": st.region, "method": "PUT", "uri": st.endpoint + "/lake/data/" + ns + "/t/x", "headers": map[string][]string{}},
+	} {
+		if r := env.do("POST", "/v1/lake/namespaces/"+ns+"/tables/t/sign", reader, req); r.code != 403 {
+			t.Errorf("%s %s: %d %s", req["method"], req["uri"], r.code, r.body)
+		}
+	}
+	env.scanSecrets(st.secret)
 }
 
 // TestPyIcebergRemoteSigningFileIO: a writer's FileIO, with no S3 keys,
@@ -178,7 +217,7 @@ func TestPyIcebergRemoteSigningFileIO(t *testing.T) {
 	env.duck("CREATE SCHEMA l."+ns, "CREATE TABLE l."+ns+".t (id INTEGER)", "INSERT INTO l."+ns+".t VALUES (1)")
 	var got remoteSignReport
 	remoteSignPy(t, &got, "io", env.url, "writer-"+ns+":pw", ns, "t")
-	checkRemoteSigned(t, &got, env, st, ns, "t")
+	checkRemoteSigned(t, &got, env, st.gateway, ns, "t")
 	for _, name := range []string{"small.bin", "large.bin"} {
 		f, ok := got.Files[name]
 		if !ok || !f.Equal || !f.ExistsBefore || f.ExistsAfter {
@@ -329,7 +368,7 @@ func TestPyIcebergRemoteSigningWrites(t *testing.T) {
 
 	var got remoteSignReport
 	remoteSignPy(t, &got, "write", env.url, "writer-"+ns+":pw", ns, "t")
-	checkRemoteSigned(t, &got, env, st, ns, "t")
+	checkRemoteSigned(t, &got, env, st.gateway, ns, "t")
 	if len(got.Rows) != 1003 || got.Snapshots != 2 {
 		t.Errorf("PyIceberg wrote and read back %d rows in %d snapshots, want 1003 in 2", len(got.Rows), got.Snapshots)
 	}
