@@ -86,6 +86,26 @@ func (dv *DeletionVector) Or(other *DeletionVector) {
 	}
 }
 
+// Equal reports whether dv and other hold the same positions.
+func (dv *DeletionVector) Equal(other *DeletionVector) bool {
+	i, j := 0, 0
+	for {
+		for i < len(dv.maps) && dv.maps[i].IsEmpty() {
+			i++
+		}
+		for j < len(other.maps) && other.maps[j].IsEmpty() {
+			j++
+		}
+		if i == len(dv.maps) || j == len(other.maps) {
+			return i == len(dv.maps) && j == len(other.maps)
+		}
+		if dv.keys[i] != other.keys[j] || !dv.maps[i].Equals(other.maps[j]) {
+			return false
+		}
+		i, j = i+1, j+1
+	}
+}
+
 // Cardinality is the number of deleted positions.
 func (dv *DeletionVector) Cardinality() int64 {
 	var n uint64

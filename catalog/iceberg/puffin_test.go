@@ -590,6 +590,16 @@ func TestDeletionVectorOr(t *testing.T) {
 	if a.Cardinality() != 6 {
 		t.Fatalf("cardinality %d", a.Cardinality())
 	}
+	same, _ := NewDeletionVector(5<<32|1, 5<<32, 1<<32, 3, 2, 1)
+	if !a.Equal(same) || !same.Equal(a) || a.Equal(b) || b.Equal(a) {
+		t.Error("Equal disagrees with the positions")
+	}
+	var empty DeletionVector
+	withEmptyBucket, _ := NewDeletionVector()
+	withEmptyBucket.bucket(9, true)
+	if !empty.Equal(withEmptyBucket) || !withEmptyBucket.Equal(&empty) || empty.Equal(a) {
+		t.Error("Equal must ignore empty bitmaps")
+	}
 	var zero DeletionVector
 	blob, err := zero.AppendBlob(nil)
 	if err != nil {

@@ -26,14 +26,19 @@ import (
 var ErrUnrepresentable = errors.New("materialize: snapshot not expressible as Iceberg metadata")
 
 // ErrUnsupported reports catalog content this materialiser does not handle
-// at all: encrypted files, Puffin deletion vectors, non-Parquet files.
+// at all: encrypted files, non-Parquet files (DuckLake's own deletion
+// vectors included), a format version other than 2 and 3.
 var ErrUnsupported = errors.New("materialize: unsupported DuckLake content")
 
 // Options tune a materialisation.
 type Options struct {
-	// FormatVersion is the Iceberg table format version written; only 2
-	// is produced today (0 means 2).
+	// FormatVersion is the Iceberg table format version written: 2 (also
+	// for 0) or 3, which has deletion vectors in Puffin files instead of
+	// Parquet position delete files, row lineage and v3 manifests.
 	FormatVersion int
+	// Objects reads DuckLake's delete files, whose positions format version
+	// 3 needs for its deletion vectors (see LoadDeletePositions).
+	Objects ObjectReader
 }
 
 // File is one object the metadata references that the materialiser made.
@@ -59,6 +64,11 @@ func Materialise(ctx context.Context, src Source, tableID, snapshotID int64, opt
 	h, err := src.History(ctx, tableID, snapshotID)
 	if err != nil {
 		return nil, err
+	}
+	if opts.FormatVersion >= 3 {
+		if err := LoadDeletePositions(ctx, opts.Objects, h, snapshotID); err != nil {
+			return nil, fmt.Errorf("table %d: %w", tableID, err)
+		}
 	}
 	return Build(h, snapshotID, opts)
 }
@@ -95,6 +105,10 @@ type builder struct {
 	badReason []error // why, per span
 	files     []File
 	seen      map[string]bool
+
+	// format version 3: what deletes rows of which data file
+	dvSources map[*item][]dvSource
+	dvTargets []*item // dvSources' keys in the order first seen
 }
 
 type schemaVersion struct {
@@ -108,8 +122,8 @@ type schemaVersion struct {
 // already read history.
 func Build(h *History, snapshotID int64, opts Options) (*Output, error) {
 	version := cmp.Or(opts.FormatVersion, 2)
-	if version != 2 {
-		return nil, fmt.Errorf("%w: Iceberg format version %d (only 2 is materialised)", ErrUnsupported, version)
+	if version != 2 && version != 3 {
+		return nil, fmt.Errorf("%w: Iceberg format version %d (2 and 3 are materialised)", ErrUnsupported, version)
 	}
 	b := &builder{h: h, snap: snapshotID, version: version, seen: map[string]bool{}}
 	for _, s := range h.Snapshots {
@@ -125,6 +139,9 @@ func Build(h *History, snapshotID int64, opts Options) (*Output, error) {
 	b.inlinedDir = b.location + "/__inlined__/"
 
 	steps := []func() error{b.buildSchemas, b.buildSpecs, b.dataItems, b.deleteItems, b.inlinedDeleteItems, b.inlinedItems}
+	if version >= 3 {
+		steps = append(steps, b.deletionVectors)
+	}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return nil, fmt.Errorf("table %d (%s) at snapshot %d: %w", h.Table.ID, h.Table.Name, snapshotID, err)
@@ -310,6 +327,10 @@ func (b *builder) dataItems() error {
 		}
 		df := &iceberg.DataFile{Content: iceberg.ContentData, Path: f.Path, Format: iceberg.FormatParquet,
 			Partition: part, RecordCount: f.RecordCount, FileSizeBytes: f.FileSizeBytes}
+		if b.version >= 3 {
+			rowID := f.RowIDStart
+			df.FirstRowID = &rowID
+		}
 		if sv := b.schemaAt(begin); sv != nil && sv.schema != nil {
 			leaves, ok := leavesAt[sv]
 			if !ok {
@@ -437,6 +458,12 @@ func (b *builder) deleteItems() error {
 		if err := checkFile(d.Path, d.Format, d.EncryptionKey); err != nil {
 			return err
 		}
+		if b.version >= 3 {
+			if err := b.deleteFileDV(target, d); err != nil {
+				return err
+			}
+			continue
+		}
 		if d.PartialMax > d.Begin {
 			b.markBad(d.Begin, d.PartialMax, fmt.Errorf("delete file %s holds deletions of snapshots %d..%d; Iceberg cannot show the earlier ones alone", d.Path, d.Begin, d.PartialMax))
 		}
@@ -484,6 +511,10 @@ func (b *builder) inlinedDeleteItems() error {
 // up to then, live until the next such snapshot or until target ends.
 // at(i) gives the i-th deletion (snapshot, position), sorted by snapshot.
 func (b *builder) cumulativeDeletes(target *item, n int, at func(i int) (snap, pos int64)) error {
+	if b.version >= 3 {
+		b.pointDVs(target, n, at)
+		return nil
+	}
 	var positions []int64
 	for i := 0; i < n; {
 		s, _ := at(i)
@@ -534,8 +565,10 @@ func (b *builder) inlinedItems() error {
 			return cmp.Or(cmp.Compare(x.Begin, y.Begin), cmp.Compare(x.RowID, y.RowID))
 		})
 		for i := 0; i < len(rows); {
+			// In format version 3 a file holds consecutive row ids only, so
+			// that its first_row_id gives every row its DuckLake row id.
 			j := i
-			for j < len(rows) && rows[j].Begin == rows[i].Begin {
+			for j < len(rows) && rows[j].Begin == rows[i].Begin && (b.version < 3 || rows[j].RowID == rows[i].RowID+int64(j-i)) {
 				j++
 			}
 			if err := b.inlinedBatch(d, rows[i:j]); err != nil {
@@ -577,6 +610,10 @@ func (b *builder) inlinedBatch(d ducklake.InlinedData, rows []ducklake.InlinedRo
 	b.addFile(loc, body)
 	df := &iceberg.DataFile{Content: iceberg.ContentData, Path: loc, Format: iceberg.FormatParquet,
 		Partition: []any{}, RecordCount: int64(len(rows)), FileSizeBytes: int64(len(body))}
+	if b.version >= 3 {
+		rowID := rows[0].RowID
+		df.FirstRowID = &rowID
+	}
 	rowMetrics(df, d.Columns, schema, rows)
 	target := &item{begin: begin, end: end, seq: insert, specID: unpartitionedSpecID, file: df}
 	b.items = append(b.items, target)

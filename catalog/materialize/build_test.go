@@ -397,8 +397,8 @@ func TestBuildRejects(t *testing.T) {
 	if _, err := Build(h, 6, Options{}); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("encrypted file: %v", err)
 	}
-	if _, err := Build(eventsHistory(), 6, Options{FormatVersion: 3}); !errors.Is(err, ErrUnsupported) {
-		t.Errorf("format v3: %v", err)
+	if _, err := Build(eventsHistory(), 6, Options{FormatVersion: 4}); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("format v4: %v", err)
 	}
 }
 

@@ -1,5 +1,6 @@
 // Package materialize turns DuckLake snapshots into Apache Iceberg metadata:
-// for a table as of a DuckLake snapshot, a metadata.json (format v2) whose
+// for a table as of a DuckLake snapshot, a metadata.json (format v2, or v3
+// with deletion vectors and row lineage: see Options) whose
 // history has one Iceberg snapshot per DuckLake snapshot that changed the
 // table's files (same ids, sequence number = snapshot id), each with a
 // manifest list, data manifests and position-delete manifests.

@@ -42,6 +42,11 @@ type History struct {
 	// NameMappings tell readers how to find columns in files written
 	// without field ids (ducklake_add_data_files).
 	NameMappings []ducklake.NameMapping
+
+	// DeletePositions holds what each delete file (by id) deletes; format
+	// version 3 turns it into deletion vectors. Sources leave it empty:
+	// LoadDeletePositions fills it (Materialise does, for version 3).
+	DeletePositions map[int64][]DeletedPosition
 }
 
 // InlinedDelete is one row of ducklake_inlined_delete_<table id>: row

@@ -46,6 +46,7 @@ type summaryCounts struct {
 	addedData, removedData, addedDeletes, removedDeletes     int64
 	addedRecords, removedRecords, addedPosDel, removedPosDel int64
 	addedSize, removedSize                                   int64
+	addedDVs, removedDVs                                     int64 // deletion vectors, among the delete files
 	compacted                                                bool
 }
 
@@ -68,6 +69,11 @@ func (c *summaryCounts) record(it *item, added bool) {
 		c.removedDeletes++
 		c.removedPosDel += f.RecordCount
 		c.removedSize += f.FileSizeBytes
+	}
+	if f.Format == iceberg.FormatPuffin && added {
+		c.addedDVs++
+	} else if f.Format == iceberg.FormatPuffin {
+		c.removedDVs++
 	}
 }
 
@@ -115,6 +121,7 @@ func (b *builder) walk() (*Output, error) {
 		totals  summaryCounts // running totals (added minus removed)
 		keys    []groupKey
 		tableID = strconv.FormatInt(b.h.Table.ID, 10)
+		lineage rowLineage // format version 3
 	)
 	for _, s := range bounds {
 		for _, it := range removeAt[s] {
@@ -137,6 +144,7 @@ func (b *builder) walk() (*Output, error) {
 			groupOf[it] = g
 			pending.record(it, true)
 			totals.record(it, true)
+			lineage.add(it)
 		}
 		mergeGroups(groups, groupOf)
 		if sn := snapByID[s]; sn != nil {
@@ -166,12 +174,20 @@ func (b *builder) walk() (*Output, error) {
 				if err != nil {
 					return nil, err
 				}
+				if b.version >= 3 && k.content == iceberg.ManifestData {
+					mf.FirstRowID = manifestFirstRowID(g, lineage.emitted)
+				}
 				g.manifest = mf
 				n++
 			}
 			files = append(files, g.manifest)
 		}
-		list, err := iceberg.WriteManifestList(iceberg.ManifestListInfo{FormatVersion: b.version, SnapshotID: s, ParentSnapshotID: parent, SequenceNumber: s}, files)
+		listInfo := iceberg.ManifestListInfo{FormatVersion: b.version, SnapshotID: s, ParentSnapshotID: parent, SequenceNumber: s}
+		if b.version >= 3 {
+			first := lineage.emitted
+			listInfo.FirstRowID = &first
+		}
+		list, err := iceberg.WriteManifestList(listInfo, files)
 		if err != nil {
 			return nil, fmt.Errorf("manifest list of snapshot %d: %w", s, err)
 		}
@@ -181,6 +197,9 @@ func (b *builder) walk() (*Output, error) {
 			Summary: summary(&pending, &totals, snapByID[s]), SchemaID: &sv.schema.ID}
 		if sn := snapByID[s]; sn != nil {
 			snap.TimestampMS = sn.Time.UnixMilli()
+		}
+		if b.version >= 3 {
+			lineage.snapshot(&snap)
 		}
 		md.Snapshots = append(md.Snapshots, snap)
 		md.SnapshotLog = append(md.SnapshotLog, iceberg.SnapshotLogEntry{SnapshotID: s, TimestampMS: snap.TimestampMS})
@@ -193,6 +212,10 @@ func (b *builder) walk() (*Output, error) {
 				delete(groups, k) // its manifest recorded the removals
 			}
 		}
+	}
+	if b.version >= 3 {
+		next := lineage.emitted
+		md.NextRowID = &next
 	}
 	return b.finish(md)
 }
@@ -307,9 +330,11 @@ func summary(c, totals *summaryCounts, sn *ducklake.Snapshot) map[string]string 
 	put("added-data-files", c.addedData)
 	put("deleted-data-files", c.removedData)
 	put("added-delete-files", c.addedDeletes)
-	put("added-position-delete-files", c.addedDeletes)
+	put("added-position-delete-files", c.addedDeletes-c.addedDVs)
+	put("added-dvs", c.addedDVs)
 	put("removed-delete-files", c.removedDeletes)
-	put("removed-position-delete-files", c.removedDeletes)
+	put("removed-position-delete-files", c.removedDeletes-c.removedDVs)
+	put("removed-dvs", c.removedDVs)
 	put("added-records", c.addedRecords)
 	put("deleted-records", c.removedRecords)
 	put("added-position-deletes", c.addedPosDel)

@@ -1,0 +1,193 @@
+package materialize
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+)
+
+// ObjectReader reads files the catalog references, by the absolute
+// location DuckLake gives them; format version 3 reads DuckLake's delete
+// files through it. A missing object is an error wrapping os.ErrNotExist.
+type ObjectReader interface {
+	GetObject(ctx context.Context, location string) ([]byte, error)
+}
+
+// LoadDeletePositions reads into h.DeletePositions the positions of every
+// delete file of h that a snapshot up to snapshotID can see, with the
+// snapshot each was deleted at where the file records it (DuckDB writes
+// _ducklake_internal_snapshot_id when one file gathers the deletions of
+// several snapshots). Build needs them for format version 3.
+func LoadDeletePositions(ctx context.Context, r ObjectReader, h *History, snapshotID int64) error {
+	if h.DeletePositions == nil {
+		h.DeletePositions = map[int64][]DeletedPosition{}
+	}
+	for _, d := range h.DeleteFiles {
+		if d.Begin > snapshotID || h.DeletePositions[d.ID] != nil {
+			continue
+		}
+		if err := checkFile(d.Path, d.Format, d.EncryptionKey); err != nil {
+			return err
+		}
+		if r == nil {
+			return fmt.Errorf("delete file %s: no ObjectReader to read it with", d.Path)
+		}
+		body, err := r.GetObject(ctx, d.Path)
+		if err != nil {
+			return fmt.Errorf("read delete file %s: %w", d.Path, err)
+		}
+		pos, err := readDeletePositions(ctx, body)
+		if err != nil {
+			return fmt.Errorf("delete file %s: %w", d.Path, err)
+		}
+		if pos == nil {
+			pos = []DeletedPosition{}
+		}
+		h.DeletePositions[d.ID] = pos
+	}
+	return nil
+}
+
+// ducklakeSnapshotColumn is the column DuckDB adds to a delete file that
+// holds deletions of several snapshots.
+const ducklakeSnapshotColumn = "_ducklake_internal_snapshot_id"
+
+// readDeletePositions reads the pos column (and the snapshot column, if
+// there is one) of a Parquet position delete file.
+func readDeletePositions(ctx context.Context, body []byte) (_ []DeletedPosition, err error) {
+	defer func() {
+		// The Parquet reader panics on some corrupt input; a bad file in
+		// storage must fail the build, not the process.
+		if p := recover(); p != nil {
+			err = fmt.Errorf("corrupt Parquet file: %v", p)
+		}
+	}()
+	pf, err := file.NewParquetReader(bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, err
+	}
+	sc := pf.MetaData().Schema
+	posCol := sc.ColumnIndexByName("pos")
+	if posCol < 0 {
+		return nil, errors.New("no pos column")
+	}
+	pos, valid, err := readInt64Column(ctx, fr, posCol)
+	if err != nil {
+		return nil, fmt.Errorf("pos: %w", err)
+	}
+	out := make([]DeletedPosition, len(pos))
+	for i, p := range pos {
+		if !valid[i] {
+			return nil, fmt.Errorf("row %d: null position", i)
+		}
+		out[i].Pos = p
+	}
+	if snapCol := sc.ColumnIndexByName(ducklakeSnapshotColumn); snapCol >= 0 {
+		snaps, valid, err := readInt64Column(ctx, fr, snapCol)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", ducklakeSnapshotColumn, err)
+		}
+		if len(snaps) != len(out) {
+			return nil, fmt.Errorf("%s has %d rows, pos %d", ducklakeSnapshotColumn, len(snaps), len(out))
+		}
+		for i, s := range snaps {
+			if valid[i] {
+				out[i].Snapshot = s
+			}
+		}
+	}
+	return out, nil
+}
+
+// readInt64Column reads leaf column col: values, and whether each is non-null.
+func readInt64Column(ctx context.Context, fr *pqarrow.FileReader, col int) ([]int64, []bool, error) {
+	cr, err := fr.GetColumn(ctx, col)
+	if err != nil {
+		return nil, nil, err
+	}
+	chunked, err := cr.NextBatch(fr.ParquetReader().NumRows())
+	if err != nil {
+		return nil, nil, err
+	}
+	defer chunked.Release()
+	if chunked.DataType().ID() != arrow.INT64 {
+		return nil, nil, fmt.Errorf("type %s, want int64", chunked.DataType())
+	}
+	vals := make([]int64, 0, chunked.Len())
+	valid := make([]bool, 0, chunked.Len())
+	for _, c := range chunked.Chunks() {
+		a := c.(*array.Int64)
+		for i := range a.Len() {
+			vals = append(vals, a.Value(i))
+			valid = append(valid, a.IsValid(i))
+		}
+	}
+	return vals, valid, nil
+}
+
+// GetObject reads the local file at location (a path or file:// URL).
+func (DirWriter) GetObject(_ context.Context, location string) ([]byte, error) {
+	path, err := localPath(location)
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadFile(path)
+}
+
+// GetObject returns a copy of the object stored under key.
+func (w *MemWriter) GetObject(_ context.Context, key string) ([]byte, error) {
+	b, ok := w.Get(key)
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", key, os.ErrNotExist)
+	}
+	return bytes.Clone(b), nil
+}
+
+// S3GetAPI is the part of *s3.Client the S3 reader uses.
+type S3GetAPI interface {
+	GetObject(ctx context.Context, in *s3.GetObjectInput, opts ...func(*s3.Options)) (*s3.GetObjectOutput, error)
+}
+
+// S3Reader reads "s3://bucket/key" locations with a root client.
+type S3Reader struct {
+	Client S3GetAPI
+}
+
+// GetObject downloads location.
+func (r S3Reader) GetObject(ctx context.Context, location string) ([]byte, error) {
+	bucket, key, err := SplitS3(location)
+	if err != nil {
+		return nil, err
+	}
+	out, err := r.Client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+	if err != nil {
+		var nsk *s3types.NoSuchKey
+		if errors.As(err, &nsk) {
+			return nil, fmt.Errorf("get %s: %w", location, os.ErrNotExist)
+		}
+		return nil, fmt.Errorf("get %s: %w", location, err)
+	}
+	defer out.Body.Close()
+	body, err := io.ReadAll(out.Body)
+	if err != nil {
+		return nil, fmt.Errorf("get %s: %w", location, err)
+	}
+	return body, nil
+}
