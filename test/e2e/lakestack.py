@@ -215,7 +215,9 @@ class Serve:
         self.log = tempfile.NamedTemporaryFile("w+b", prefix="duckicelake-serve-", suffix=".log", delete=False)
         penv = dict(os.environ, **env)
         self.proc = subprocess.Popen(
-            [lake.bin, "serve", "--config", lake.config, "-gateway.listen", "127.0.0.1:0", "-catalog.listen", "127.0.0.1:0"],
+            # Info level: the "duckicelake serving" line names the bound ports.
+            [lake.bin, "serve", "--config", lake.config, "-gateway.listen", "127.0.0.1:0", "-catalog.listen", "127.0.0.1:0",
+             "-log.level", "info"],
             stdout=self.log, stderr=subprocess.STDOUT, env=penv,
         )
         deadline = time.monotonic() + 30
