@@ -6,11 +6,11 @@
 #   scripts/conformance.sh --reference [--strict]
 #
 # Without DUCKICELAKE_CATALOG_URL it builds bin/duckicelake (and versitygw),
-# starts a private Postgres, creates the DuckLake catalog in it
-# (`duckicelake init`), starts the stack (scripts/stack.sh: versitygw and
-# `duckicelake serve`, whose admin listener serves the catalog under /v1/) on
-# free ports in a scratch directory, runs the kit with an OAuth2 client made
-# for it, prints the result and stops everything. The last line is
+# starts the stack (scripts/stack.sh: versitygw, a private Postgres with the
+# DuckLake catalog that `duckicelake init` creates, and `duckicelake serve`,
+# whose admin listener serves the catalog under /v1/) on free ports in a
+# scratch directory, runs the kit with the stack's OAuth2 client (every
+# scope), prints the result and stops everything. The last line is
 #
 #   conformance: N passed, N failed, N skipped
 #
@@ -82,9 +82,6 @@ finish() {
   stack_stop
   # serve's log beside the kit's, for whoever reads the failures.
   [[ -f ${STACK_DIR:-}/duckicelake.log ]] && cp "$STACK_DIR/duckicelake.log" test/conformance/target/ 2>/dev/null
-  if [[ -n ${pg_started:-} ]]; then
-    DUCKICELAKE_PG_DIR=$scratch/pg scripts/pg.sh stop >/dev/null || true
-  fi
   if ((keep || rc != 0)); then
     echo "conformance: logs and data kept in $scratch"
   else
@@ -105,28 +102,16 @@ for v in $(compgen -e | grep '^DUCKICELAKE_'); do
   esac
 done
 
-step "postgres"
-read -r pgport < <(stack_free_ports 1)
-dsn=$(DUCKICELAKE_PG_DSN= DUCKICELAKE_PG_DIR=$scratch/pg DUCKICELAKE_PG_PORT=$pgport scripts/pg.sh start) ||
-  cannot "scripts/pg.sh start failed"
-pg_started=1
-bucket=${DUCKICELAKE_BUCKET:-lake}
-bin/duckicelake init --dsn "$dsn" --data-path "s3://$bucket/data/" || cannot "duckicelake init failed"
-
 step "stack"
 export DUCKICELAKE_DEV_DIR=$scratch/stack DUCKICELAKE_PORTS=free
 stack_init
-# What `duckicelake serve` reads for its catalog: the DuckLake catalog's
-# Postgres and the OAuth2 clients allowed the client-credentials grant
-# ("id:secret|scopes"; "*" is every namespace, read and write).
-client_secret=$(stack_random_hex 16)
-export DUCKICELAKE_PG_DSN=$dsn
-export DUCKICELAKE_OAUTH_CLIENTS="rck:$client_secret|*"
+bucket=$STACK_BUCKET
 stack_start_versitygw || cannot "versitygw did not start"
+stack_start_catalog || cannot "Postgres or duckicelake init failed (log: $STACK_PG_DIR/postgres.log)"
 stack_start_gateway || cannot "duckicelake serve did not start (log: $STACK_DIR/duckicelake.log)"
 [[ ${STACK_GATEWAY_UP:-0} == 1 ]] || cannot "bin/duckicelake has no serve command"
-unset DUCKICELAKE_OAUTH_CLIENTS
-url=http://$STACK_ADMIN_ADDR
+[[ $STACK_CATALOG == 1 ]] || cannot "the stack has no catalog"
+url=$STACK_CATALOG_URL
 
 # The kit reports every test as failed when the catalog is not there at all;
 # say so plainly first.
@@ -137,7 +122,7 @@ case $code in
 esac
 
 step "kit"
-RCK_URI=$url RCK_CREDENTIAL="rck:$client_secret" RCK_WAREHOUSE=$bucket \
+RCK_URI=$url RCK_CREDENTIAL=$STACK_CATALOG_CREDENTIAL RCK_WAREHOUSE=$bucket \
   test/conformance/run.sh "${strict[@]}"
 rc=$?
 if ((rc != 0 && rc != 1)); then
