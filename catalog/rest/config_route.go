@@ -37,6 +37,7 @@ func (s *Server) endpoints() []string {
 	if s.signer != nil {
 		e = append(e, "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/sign")
 	}
+	e = append(e, viewEndpoints...)
 	return e
 }
 

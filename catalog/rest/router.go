@@ -98,7 +98,9 @@ func (s *Server) route(r *request, seg [][]byte) error {
 			return s.renameTable(r)
 		}
 		return notFound(r)
-	case "views", "transactions":
+	case "views":
+		return s.routeViewRename(r, seg[1:])
+	case "transactions":
 		return notImplemented(r)
 	default:
 		return notFound(r)
@@ -140,7 +142,9 @@ func (s *Server) route(r *request, seg [][]byte) error {
 		}
 		return s.updateProperties(r)
 	case "tables":
-	case "views", "register", "register-view", "functions":
+	case "views":
+		return s.routeViews(r, seg[3:])
+	case "register", "register-view", "functions":
 		return notImplemented(r)
 	default:
 		return notFound(r)

@@ -195,6 +195,9 @@ func EnsureSidecar(ctx context.Context, db DB, schema string) error {
 	)`); err != nil {
 		return fmt.Errorf("rest: create %s: %w", namespacePropertyTable, err)
 	}
+	if err := createViewSidecar(ctx, tx, qs); err != nil {
+		return err
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("rest: create sidecar: %w", err)
 	}

@@ -213,12 +213,8 @@ func (s *Server) renameTable(r *request) error {
 		if !exists {
 			return change{}, noSuchTable(srcNS, src)
 		}
-		taken, err := s.nameTaken(ctx, tx, sc.ID, dst)
-		if err != nil {
+		if err := s.renameClash(ctx, tx, sc.ID, srcNS+"."+src, dstNS, dst); err != nil {
 			return change{}, err
-		}
-		if taken {
-			return change{}, errorf(fasthttp.StatusConflict, TypeAlreadyExists, "Table already exists: %s.%s", dstNS, dst)
 		}
 		if _, err := tx.Exec(ctx, `UPDATE `+s.t("ducklake_table")+` SET end_snapshot = $1 WHERE table_id = $2 AND end_snapshot IS NULL`, next, t.ID); err != nil {
 			return change{}, fmt.Errorf("rename table: end %q: %w", src, err)

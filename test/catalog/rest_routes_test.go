@@ -306,7 +306,7 @@ func TestRESTRoutes(t *testing.T) {
 		// Routes that are not served.
 		{name: "create table", method: "POST", path: "/v1/lake/namespaces/sales/tables", token: tok["admin"], body: `{}`, code: 501, errType: "UnsupportedOperationException"},
 		{name: "commit", method: "POST", path: "/v1/lake/namespaces/sales/tables/orders", token: tok["admin"], body: `{}`, code: 501, errType: "UnsupportedOperationException"},
-		{name: "views", method: "GET", path: "/v1/lake/namespaces/sales/views", token: tok["admin"], code: 501, errType: "UnsupportedOperationException"},
+		{name: "register a view", method: "POST", path: "/v1/lake/namespaces/sales/register-view", token: tok["admin"], body: `{}`, code: 501, errType: "UnsupportedOperationException"},
 		{name: "wrong method", method: "PUT", path: "/v1/lake/namespaces", token: tok["admin"], code: 405, errType: "MethodNotAllowedException"},
 		{name: "unknown route", method: "GET", path: "/v1/lake/bogus", token: tok["admin"], code: 404, errType: "NotFoundException"},
 		{name: "not v1", method: "GET", path: "/v2/config", code: 404, errType: "NotFoundException"},
