@@ -50,7 +50,14 @@ func remoteSignPy(t *testing.T, out *remoteSignReport, args ...string) {
 		}
 	}
 	empty := filepath.Join(t.TempDir(), "none")
-	cmd.Env = append(cmd.Env, "AWS_CONFIG_FILE="+empty, "AWS_SHARED_CREDENTIALS_FILE="+empty)
+	cmd.Env = append(cmd.Env, "AWS_CONFIG_FILE="+empty, "AWS_SHARED_CREDENTIALS_FILE="+empty,
+		// PyIceberg 0.12 installs its signer on the process-wide s3fs client
+		// from every thread that first touches the FileIO, by unregistering
+		// and re-registering it; a request of another thread that is signed
+		// in between goes out unsigned (apache/iceberg-python#3896; the
+		// gateway answers it 403). One worker thread never starts while
+		// another request is in flight.
+		"PYICEBERG_MAX_WORKERS=1")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
