@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/valyala/fasthttp"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
@@ -206,5 +208,30 @@ func TestSplitQualified(t *testing.T) {
 		if s != tc.schema || tb != tc.table || ok != tc.ok {
 			t.Errorf("splitQualified(%s) = %q, %q, %v", tc.in, s, tb, ok)
 		}
+	}
+}
+
+// TestCatalogReady: /readyz answers 503 naming the catalog database while
+// its check fails, and defers to the gateway's own checks otherwise; other
+// paths are not checked.
+func TestCatalogReady(t *testing.T) {
+	var dbErr error
+	next := func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString("next " + string(ctx.Path())) }
+	h := catalogReady(next, func(context.Context) error { return dbErr })
+	serveOne := func(path string) (int, string) {
+		var ctx fasthttp.RequestCtx
+		ctx.Request.SetRequestURI(path)
+		h(&ctx)
+		return ctx.Response.StatusCode(), string(ctx.Response.Body())
+	}
+	if st, body := serveOne("/readyz"); st != 200 || body != "next /readyz" {
+		t.Errorf("healthy: %d %q", st, body)
+	}
+	dbErr = errors.New("catalog database: connection refused")
+	if st, body := serveOne("/readyz"); st != 503 || body != "not ready: catalog database: connection refused\n" {
+		t.Errorf("database down: %d %q", st, body)
+	}
+	if st, body := serveOne("/v1/config"); st != 200 || body != "next /v1/config" {
+		t.Errorf("other path with the database down: %d %q", st, body)
 	}
 }
