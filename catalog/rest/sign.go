@@ -784,7 +784,7 @@ func (s *Server) signTable(r *request) error {
 	if err := in.check(); err != nil {
 		return err
 	}
-	sc, err := s.tableScopeOf(r.ctx, r.ns, r.table)
+	sc, err := s.tableScopeOf(r.ctx, r.p, r.ns, r.table)
 	if err != nil {
 		return err
 	}
@@ -845,8 +845,11 @@ func writeSigned(ctx *fasthttp.RequestCtx, out *signOutput) error {
 }
 
 // tableScopeOf finds where table ns.table keeps its files, at the current
-// snapshot; NoSuchTable when it does not exist.
-func (s *Server) tableScopeOf(ctx context.Context, ns, table string) (tableScope, error) {
+// snapshot. A table that does not exist yet is one being staged (a create
+// transaction writes its data files before it commits): a principal who may
+// write ns may sign for the location the catalog gives a new table of that
+// name. Otherwise NoSuchTable.
+func (s *Server) tableScopeOf(ctx context.Context, p *Principal, ns, table string) (tableScope, error) {
 	snap, err := s.currentSnapshot(ctx)
 	if err != nil {
 		return tableScope{}, err
@@ -856,6 +859,14 @@ func (s *Server) tableScopeOf(ctx context.Context, ns, table string) (tableScope
 		return e.scope, nil
 	}
 	t, err := s.tableAt(ctx, snap, ns, table)
+	if e := (*Error)(nil); errors.As(err, &e) && e.Type == TypeNoSuchTable && p.CanWrite(ns) {
+		sc, serr := s.schemaNamed(ctx, snap, ns)
+		if serr != nil {
+			return tableScope{}, serr
+		}
+		// Where a create puts a table without an explicit location.
+		return scopeOf(ns, ducklake.Table{Name: table, Path: strings.TrimSuffix(sc.Path, "/") + "/" + table + "/"})
+	}
 	if err != nil {
 		return tableScope{}, err
 	}

@@ -275,6 +275,7 @@ func TestRemoteSigningRefusesOutsideTheTable(t *testing.T) {
 	reader, writer := clientToken(t, env, "reader-"+ns, "pw"), clientToken(t, env, "writer-"+ns, "pw")
 	stranger := env.token("stranger") // ns:hr:r
 	table := "/v1/lake/namespaces/" + ns + "/tables/t/sign"
+	staged := "/v1/lake/namespaces/" + ns + "/tables/staged/sign"
 	obj := func(key string) string { return st.gateway + "/lake/data/" + ns + "/" + key }
 
 	for _, tc := range []struct {
@@ -294,6 +295,11 @@ func TestRemoteSigningRefusesOutsideTheTable(t *testing.T) {
 		{"token for another namespace", table, stranger, "GET", obj("t/seed.bin"), nil, 403},
 		{"legacy, token for another namespace", "/v1/aws/s3/sign", stranger, "GET", obj("t/seed.bin"), nil, 403},
 		{"no token", table, "", "GET", obj("t/seed.bin"), nil, 401},
+		// A table being staged (not in the catalog yet): its writer may sign
+		// for the location a create gives it, nothing else, and no reader.
+		{"staged table, writer", staged, writer, "PUT", obj("staged/data/x.parquet"), nil, 200},
+		{"staged table, outside its location", staged, writer, "PUT", obj("t/x.parquet"), nil, 403},
+		{"staged table, reader", staged, reader, "GET", obj("staged/data/x.parquet"), nil, 404},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := map[string]any{"region": st.region, "uri": tc.uri, "method": tc.method, "headers": map[string][]string{"User-Agent": {"rest_remote_sign_test"}}}
@@ -302,7 +308,7 @@ func TestRemoteSigningRefusesOutsideTheTable(t *testing.T) {
 				t.Fatalf("sign: %d %s, want %d", r.code, r.body, tc.want)
 			}
 			if tc.want != 200 {
-				if want := map[int]string{403: rest.TypeForbidden, 401: rest.TypeNotAuthorized}[tc.want]; r.errType() != want {
+				if want := map[int]string{403: rest.TypeForbidden, 401: rest.TypeNotAuthorized, 404: rest.TypeNoSuchTable}[tc.want]; r.errType() != want {
 					t.Errorf("error type %q, want %q", r.errType(), want)
 				}
 				return
