@@ -139,8 +139,10 @@ func newRemoteSigner(cfg *Config, keyring *creds.Keyring, authz gateway.Authoriz
 		rs.authz = gateway.ScopeOnly{}
 	}
 	if rs.catalogURL != "" {
-		if _, _, err := splitEndpoint(rs.catalogURL); err != nil {
-			return nil, fmt.Errorf("rest: signer catalog URL: %w", err)
+		// A path is fine: the catalog may sit behind a proxy under one.
+		u, err := url.Parse(rs.catalogURL)
+		if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return nil, fmt.Errorf("rest: signer catalog URL %q: want http(s)://host[:port][/path]", rs.catalogURL)
 		}
 	}
 	var upScheme, upAuthority string

@@ -668,3 +668,72 @@ func TestDropAmzParams(t *testing.T) {
 		}
 	}
 }
+
+func TestNewRemoteSignerConfig(t *testing.T) {
+	k, err := creds.NewKeyring(creds.Key{ID: "k1", Secret: bytes.Repeat([]byte{3}, 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		cfg    Config
+		keys   *creds.Keyring
+		none   bool
+		errMsg string
+	}{
+		{name: "gateway", cfg: Config{GatewayURL: "http://gw:80"}, keys: k},
+		{name: "no keyring", cfg: Config{GatewayURL: "http://gw:9000"}, none: true},
+		{name: "no gateway", cfg: Config{}, keys: k, none: true},
+		{name: "catalog URL with a path", cfg: Config{GatewayURL: "http://gw", Signer: SignerConfig{CatalogURL: "https://cat.example/iceberg/"}}, keys: k},
+		{name: "catalog URL not http", cfg: Config{GatewayURL: "http://gw", Signer: SignerConfig{CatalogURL: "cat.example"}}, keys: k, errMsg: "catalog URL"},
+		{name: "direct", cfg: Config{Signer: SignerConfig{Direct: true, Upstream: SignerUpstream{Endpoint: "https://s3.example", AccessKeyID: "a", SecretAccessKey: "b"}}}},
+		{name: "direct without keys", cfg: Config{Signer: SignerConfig{Direct: true, Upstream: SignerUpstream{Endpoint: "https://s3.example"}}}, errMsg: "direct signing"},
+		{name: "upstream with a path", cfg: Config{GatewayURL: "http://gw", Signer: SignerConfig{Upstream: SignerUpstream{Endpoint: "https://s3.example/x"}}}, keys: k, errMsg: "upstream"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rs, err := newRemoteSigner(&tc.cfg, tc.keys, nil, zap.NewNop())
+			switch {
+			case tc.errMsg != "":
+				if err == nil || !strings.Contains(err.Error(), tc.errMsg) {
+					t.Errorf("err = %v, want %q", err, tc.errMsg)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case tc.none != (rs == nil):
+				t.Errorf("signer = %v, want none: %v", rs, tc.none)
+			}
+		})
+	}
+	rs, err := newRemoteSigner(&Config{GatewayURL: "http://GW.example:80"}, k, nil, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs.endpoint != "http://GW.example" || !rs.knownHost("gw.example") || !rs.knownHost("lake.gw.example") || rs.knownHost("evilgw.example") {
+		t.Errorf("endpoint %s, hosts %v", rs.endpoint, rs.hosts)
+	}
+}
+
+// BenchmarkSign: one sign request for the gateway with a cached credential
+// (classify, scope check, authorizer, SigV4).
+func BenchmarkSign(b *testing.B) {
+	k, err := creds.NewKeyring(creds.Key{ID: "k1", Secret: bytes.Repeat([]byte{3}, 32)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rs, err := newRemoteSigner(&Config{Name: "lake", GatewayURL: "http://127.0.0.1:9000", Region: "us-east-1"}, k, nil, zap.NewNop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	set, _ := parseScopes([]string{"ns:sales:rw"})
+	p := &Principal{Subject: "bench", scopes: set, Expiry: time.Now().Add(time.Hour)}
+	in := signInput{Method: "GET", URI: "http://127.0.0.1:9000/lake/data/sales/orders/data/00001.parquet",
+		Headers: map[string][]string{"User-Agent": {"bench"}, "Range": {"bytes=0-1023"}}}
+	ctx := context.Background()
+	now := time.Now()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := rs.sign(ctx, p, &in, fixed(ordersScope), now); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
