@@ -357,10 +357,16 @@ func writeView(r *request, loc string, md *views.Metadata) error {
 	return writeJSON(r.ctx, loadViewResult{MetadataLocation: loc, Metadata: md, Config: map[string]string{}})
 }
 
+// typeIllegalArgument is the ErrorModel type of an invalid view change:
+// Iceberg's Java client raises an IllegalArgumentException with the
+// message for it, as its own view builder would have, where it raises
+// BadRequestException("Malformed request: …") for other 400s.
+const typeIllegalArgument = "IllegalArgumentException"
+
 // viewBadRequest turns an invalid metadata change into a 400.
 func viewBadRequest(err error) error {
 	if errors.Is(err, views.ErrInvalid) {
-		return badRequest("%s", strings.TrimPrefix(err.Error(), views.ErrInvalid.Error()+": "))
+		return errorf(fasthttp.StatusBadRequest, typeIllegalArgument, "%s", strings.TrimPrefix(err.Error(), views.ErrInvalid.Error()+": "))
 	}
 	return err
 }

@@ -112,7 +112,7 @@ func TestSynthesizedMetadata(t *testing.T) {
 func TestViewBadRequest(t *testing.T) {
 	_, err := views.New(views.Create{}, time.Now())
 	var e *Error
-	if !errors.As(viewBadRequest(err), &e) || e.Code != fasthttp.StatusBadRequest || strings.HasPrefix(e.Message, "invalid view metadata") {
+	if !errors.As(viewBadRequest(err), &e) || e.Code != fasthttp.StatusBadRequest || e.Type != "IllegalArgumentException" || strings.HasPrefix(e.Message, "invalid view metadata") {
 		t.Errorf("viewBadRequest(%v) = %v", err, e)
 	}
 	other := errors.New("boom")
