@@ -25,7 +25,12 @@ func (s *Server) endpoints() []string {
 		"GET /v1/{prefix}/namespaces/{namespace}/tables",
 	}
 	if s.mat != nil {
-		e = append(e, "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}")
+		e = append(e,
+			"GET /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+			"POST /v1/{prefix}/namespaces/{namespace}/tables",
+			"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+			"POST /v1/{prefix}/transactions/commit",
+		)
 	}
 	e = append(e,
 		"HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}",

@@ -24,6 +24,11 @@ type change struct {
 	changes string
 	// catalogIDs is how many catalog ids (schema/table/view ids) it used.
 	catalogIDs int64
+	// fileIDs is how many data and delete file ids it used.
+	fileIDs int64
+	// dataOnly keeps the schema version: the change touched no schema
+	// (an insert or delete, a table property).
+	dataOnly bool
 }
 
 // maxDDLAttempts bounds the retries of a DDL that lost the race for the
@@ -34,8 +39,8 @@ const maxDDLAttempts = 8
 // cur.ID+1, the way DuckDB's ducklake extension commits: the new
 // ducklake_snapshot row first (its primary key is the commit lock: a
 // concurrent writer of the same id makes one of the two fail), then do's
-// changes, then the ducklake_snapshot_changes row. Every DDL here changes
-// the catalog's schema, so the schema version goes up by one. A lost race is
+// changes, then the ducklake_snapshot_changes row. The schema version goes
+// up by one unless the change says it is data only. A lost race is
 // retried from a fresh snapshot; do sees the state it must check anew each
 // time. It returns the new snapshot id.
 func (s *Server) commitDDL(ctx context.Context, author string, do func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error)) (int64, error) {
@@ -85,9 +90,10 @@ func (s *Server) tryDDL(ctx context.Context, author string, do func(ctx context.
 	if err != nil {
 		return 0, err
 	}
-	if ch.catalogIDs > 0 {
-		if _, err := tx.Exec(ctx, `UPDATE `+s.t("ducklake_snapshot")+` SET next_catalog_id = next_catalog_id + $2 WHERE snapshot_id = $1`,
-			next, ch.catalogIDs); err != nil {
+	if ch.catalogIDs > 0 || ch.fileIDs > 0 || ch.dataOnly {
+		if _, err := tx.Exec(ctx, `UPDATE `+s.t("ducklake_snapshot")+` SET next_catalog_id = next_catalog_id + $2,
+			next_file_id = next_file_id + $3, schema_version = $4 WHERE snapshot_id = $1`,
+			next, ch.catalogIDs, ch.fileIDs, cur.SchemaVersion+boolInt(!ch.dataOnly)); err != nil {
 			return 0, fmt.Errorf("update snapshot %d: %w", next, err)
 		}
 	}
@@ -103,6 +109,13 @@ func (s *Server) tryDDL(ctx context.Context, author string, do func(ctx context.
 		return 0, fmt.Errorf("commit snapshot %d: %w", next, err)
 	}
 	return next, nil
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // retryable reports a lost race: another writer took the snapshot id

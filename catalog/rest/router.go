@@ -101,7 +101,13 @@ func (s *Server) route(r *request, seg [][]byte) error {
 	case "views":
 		return s.routeViewRename(r, seg[1:])
 	case "transactions":
-		return notImplemented(r)
+		if len(seg) == 2 && string(seg[1]) == "commit" {
+			if method != fasthttp.MethodPost {
+				return methodNotAllowed(r.ctx, "POST")
+			}
+			return s.commitTransaction(r)
+		}
+		return notFound(r)
 	default:
 		return notFound(r)
 	}
@@ -154,9 +160,9 @@ func (s *Server) route(r *request, seg [][]byte) error {
 		case fasthttp.MethodGet:
 			return s.listTables(r)
 		case fasthttp.MethodPost:
-			return notImplemented(r) // createTable
+			return s.createTable(r)
 		}
-		return methodNotAllowed(r.ctx, "GET")
+		return methodNotAllowed(r.ctx, "GET, POST")
 	}
 	table, err := unescape(seg[3])
 	if err != nil || table == "" {
@@ -172,9 +178,9 @@ func (s *Server) route(r *request, seg [][]byte) error {
 		case fasthttp.MethodDelete:
 			return s.dropTable(r)
 		case fasthttp.MethodPost:
-			return notImplemented(r) // updateTable (commits)
+			return s.updateTable(r)
 		}
-		return methodNotAllowed(r.ctx, "GET, HEAD, DELETE")
+		return methodNotAllowed(r.ctx, "GET, HEAD, DELETE, POST")
 	}
 	if len(seg) != 5 {
 		return notFound(r)

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
 
+	"github.com/duckicelake/duckicelake/catalog/commit"
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/gateway"
 	"github.com/duckicelake/duckicelake/internal/creds"
@@ -56,6 +57,9 @@ type Deps struct {
 	Keyring *creds.Keyring
 	// Purger deletes dropped tables' files; nil refuses purgeRequested.
 	Purger Purger
+	// Objects reads the manifests Iceberg clients write, with the catalog's
+	// root credentials; nil refuses commits that add snapshots.
+	Objects commit.ObjectReader
 	// Authorizer decides, after the table scope, whether a remotely signed
 	// S3 request may be signed, as the gateway's does per request; nil is
 	// gateway.ScopeOnly.
@@ -75,6 +79,7 @@ type Server struct {
 	keyring *creds.Keyring
 	purger  Purger
 	signer  *remoteSigner // nil: remote signing is not configured
+	commits *commit.Catalog
 	log     *zap.Logger
 	now     func() time.Time
 
@@ -159,6 +164,10 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 	if err := EnsureSidecar(ctx, deps.DB, cfg.Schema); err != nil {
 		return nil, err
 	}
+	if err := commit.EnsureSidecar(ctx, deps.DB, cfg.Schema); err != nil {
+		return nil, err
+	}
+	s.commits = commit.New(commit.Config{Schema: cfg.Schema, Objects: deps.Objects})
 	if s.configBody, err = s.encodeConfig(); err != nil {
 		return nil, err
 	}

@@ -304,8 +304,9 @@ func TestRESTRoutes(t *testing.T) {
 		{name: "dropped table does not exist", method: "HEAD", path: "/v1/lake/namespaces/sales/tables/items2", token: tok["reader"], code: 404},
 
 		// Routes that are not served.
-		{name: "create table", method: "POST", path: "/v1/lake/namespaces/sales/tables", token: tok["admin"], body: `{}`, code: 501, errType: "UnsupportedOperationException"},
-		{name: "commit", method: "POST", path: "/v1/lake/namespaces/sales/tables/orders", token: tok["admin"], body: `{}`, code: 501, errType: "UnsupportedOperationException"},
+		{name: "create table without a name", method: "POST", path: "/v1/lake/namespaces/sales/tables", token: tok["admin"], body: `{}`, code: 400, errType: "BadRequestException"},
+		{name: "commit against another table UUID", method: "POST", path: "/v1/lake/namespaces/sales/tables/orders", token: tok["admin"],
+			body: `{"requirements":[{"type":"assert-table-uuid","uuid":"00000000-0000-0000-0000-000000000000"}],"updates":[]}`, code: 409, errType: "CommitFailedException"},
 		{name: "register a view", method: "POST", path: "/v1/lake/namespaces/sales/register-view", token: tok["admin"], body: `{}`, code: 501, errType: "UnsupportedOperationException"},
 		{name: "wrong method", method: "PUT", path: "/v1/lake/namespaces", token: tok["admin"], code: 405, errType: "MethodNotAllowedException"},
 		{name: "unknown route", method: "GET", path: "/v1/lake/bogus", token: tok["admin"], code: 404, errType: "NotFoundException"},

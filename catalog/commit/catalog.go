@@ -1,0 +1,127 @@
+package commit
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/duckicelake/duckicelake/catalog/ducklake"
+)
+
+// Snapshot is the DuckLake snapshot one Postgres transaction is writing:
+// the id it will have, the head it builds on, and the ids handed out so
+// far. The caller inserts the ducklake_snapshot row (its primary key is
+// what makes concurrent writers lose cleanly) and, after every table's
+// changes, stores NextCatalogID, NextFileID, the schema version and
+// Changes as DuckDB would.
+type Snapshot struct {
+	ID            int64 // the snapshot being written
+	Head          int64 // the snapshot it builds on
+	SchemaVersion int64 // the head's schema version
+	NextCatalogID int64 // the next free catalog id (tables, partitions, sort orders)
+	NextFileID    int64 // the next free data or delete file id
+
+	changes       []string
+	schemaChanged bool
+}
+
+// NewSchemaVersion is the schema version the snapshot gets when it changes
+// the schema: one more than the head's.
+func (s *Snapshot) NewSchemaVersion() int64 { return s.SchemaVersion + 1 }
+
+// SchemaChanged reports whether the snapshot changes any table's schema
+// (columns, partitioning, sort order, or a new table): then its schema
+// version is NewSchemaVersion, else the head's.
+func (s *Snapshot) SchemaChanged() bool { return s.schemaChanged }
+
+// Changes is the ducklake_snapshot_changes.changes_made value, in DuckDB's
+// notation (created_table:"s"."t",inserted_into_table:3,…).
+func (s *Snapshot) Changes() string { return strings.Join(s.changes, ",") }
+
+func (s *Snapshot) change(entry string) {
+	if !slices.Contains(s.changes, entry) {
+		s.changes = append(s.changes, entry)
+	}
+}
+
+func (s *Snapshot) catalogID() int64 {
+	id := s.NextCatalogID
+	s.NextCatalogID++
+	return id
+}
+
+func (s *Snapshot) fileID() int64 {
+	id := s.NextFileID
+	s.NextFileID++
+	return id
+}
+
+// Catalog writes Iceberg commits into one DuckLake catalog. It holds no
+// state besides its configuration, so one Catalog serves every request.
+type Catalog struct {
+	schema string // quoted Postgres schema of the ducklake_* tables
+	// Objects reads the manifest lists and manifests clients write; it
+	// needs credentials for every table's files (the catalog's root
+	// credentials, never a client's).
+	objects ObjectReader
+	// MaxObjectBytes bounds one manifest list or manifest.
+	maxObjectBytes int64
+}
+
+// Config configures a Catalog.
+type Config struct {
+	// Schema is the Postgres schema of the catalog tables ("" is public).
+	Schema string
+	// Objects reads client-written manifests; without it, commits that add
+	// snapshots are refused.
+	Objects ObjectReader
+	// MaxObjectBytes bounds one manifest list or manifest (64 MiB).
+	MaxObjectBytes int64
+}
+
+// New returns a Catalog.
+func New(cfg Config) *Catalog {
+	schema := cfg.Schema
+	if schema == "" {
+		schema = ducklake.DefaultSchema
+	}
+	if cfg.MaxObjectBytes <= 0 {
+		cfg.MaxObjectBytes = 64 << 20
+	}
+	return &Catalog{schema: pgx.Identifier{schema}.Sanitize(), objects: cfg.Objects, maxObjectBytes: cfg.MaxObjectBytes}
+}
+
+func (c *Catalog) t(name string) string { return c.schema + "." + name }
+
+// reader reads within the transaction, so it sees this commit's own rows.
+func (c *Catalog) reader(tx pgx.Tx) *ducklake.Reader {
+	return ducklake.NewReader(tx, strings.Trim(c.schema, `"`))
+}
+
+// columnsAt reads table tableID's column rows visible at the snapshot
+// being written (this commit's changes included).
+func (c *Catalog) columnsAt(ctx context.Context, tx pgx.Tx, snap *Snapshot, tableID int64) ([]ducklake.Column, error) {
+	cols, err := c.reader(tx).ColumnRows(ctx, snap.ID, tableID)
+	if err != nil {
+		return nil, err
+	}
+	return cols, nil
+}
+
+// maxColumnID is the largest column id table tableID ever had: new
+// columns must not reuse a dropped column's id.
+func (c *Catalog) maxColumnID(ctx context.Context, tx pgx.Tx, tableID int64) (int64, error) {
+	var n int64
+	if err := tx.QueryRow(ctx, `SELECT coalesce(max(column_id), 0) FROM `+c.t("ducklake_column")+` WHERE table_id = $1`, tableID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("read the column ids of table %d: %w", tableID, err)
+	}
+	return n, nil
+}
+
+// quoteName writes a name as DuckDB does in ducklake_snapshot_changes.
+func quoteName(name string) string {
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}

@@ -1,0 +1,313 @@
+package commit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/duckicelake/duckicelake/catalog/ducklake"
+	"github.com/duckicelake/duckicelake/catalog/iceberg"
+)
+
+// Namespace is the DuckLake schema a table lives in.
+type Namespace struct {
+	ID   int64
+	Name string
+	// Path is the schema's resolved location, ending in "/"
+	// ("s3://lake/data/sales/").
+	Path string
+}
+
+// tablePlan is a new table, checked and translated: what CreateTable
+// writes and StageTable answers.
+type tablePlan struct {
+	name       string
+	uuid       string
+	path       string // the table's path relative to its schema's, ending in "/"
+	location   string // resolved, without the trailing "/" (Iceberg's table location)
+	schema     *iceberg.Schema
+	columns    []column
+	fields     []ducklake.Field // top level, as DuckLake will hold them
+	keys       []duckKey
+	truncs     []truncField
+	sort       []sortKey
+	properties map[string]string
+}
+
+// planTable checks a new table's definition. With reassign, field ids are
+// renumbered as DuckDB numbers a new table's columns (what a create
+// request gets); without, the ids are kept (a create transaction's
+// add-schema, whose ids the client's data files may already carry).
+func planTable(ns Namespace, name, location string, schema *iceberg.Schema, spec *iceberg.PartitionSpec,
+	order *iceberg.SortOrder, props map[string]string, reassign bool) (*tablePlan, error) {
+	if err := checkTableName(name); err != nil {
+		return nil, err
+	}
+	if schema == nil || len(schema.Fields) == 0 {
+		return nil, invalid("a table needs a schema with at least one column")
+	}
+	p := &tablePlan{name: name, properties: map[string]string{}}
+	ids := map[int]int{}
+	if reassign {
+		schema, ids = reassignIDs(schema)
+	}
+	p.schema = schema
+	var err error
+	if p.columns, err = flatten(schema.Fields); err != nil {
+		return nil, err
+	}
+	if p.fields, err = ducklake.BuildFields(columnRows(p.columns, 0, 0)); err != nil {
+		return nil, invalid("schema: %v", err)
+	}
+	remap := func(id int) int {
+		if n, ok := ids[id]; ok {
+			return n
+		}
+		if reassign {
+			return -1 // not a field of the schema
+		}
+		return id
+	}
+	top := topLevel(p.fields)
+	if spec != nil {
+		s := *spec
+		s.Fields = slices.Clone(s.Fields)
+		for i := range s.Fields {
+			s.Fields[i].SourceID = remap(s.Fields[i].SourceID)
+		}
+		if p.keys, p.truncs, err = duckPartition(&s, top); err != nil {
+			return nil, err
+		}
+	}
+	if order != nil {
+		o := *order
+		o.Fields = slices.Clone(o.Fields)
+		for i := range o.Fields {
+			o.Fields[i].SourceID = remap(o.Fields[i].SourceID)
+		}
+		if p.sort, err = duckSort(&o, top); err != nil {
+			return nil, err
+		}
+	}
+	for k, v := range props {
+		if err := checkProperty(k); err != nil {
+			return nil, err
+		}
+		if k == "format-version" {
+			if v != "2" {
+				return nil, unsupported("format-version %s: this catalog serves Iceberg format version 2", v)
+			}
+			continue // chooses the format; not a property
+		}
+		p.properties[k] = v
+	}
+	p.path = name + "/"
+	p.location = ns.Path + name
+	if location != "" {
+		loc := strings.TrimRight(normLocation(location), "/")
+		switch {
+		case loc == p.location:
+		case under(loc, ns.Path) && loc != strings.TrimSuffix(ns.Path, "/"):
+			p.path, p.location = strings.TrimPrefix(loc, ns.Path)+"/", loc
+		default:
+			return nil, newError(ErrForbidden, "table location %s is not inside its namespace's location %s", location, ns.Path)
+		}
+	}
+	p.uuid = uuid.NewString()
+	return p, nil
+}
+
+func checkTableName(name string) error {
+	switch {
+	case name == "":
+		return invalid("empty table name")
+	case len(name) > 1024:
+		return invalid("table name is %d bytes, at most 1024", len(name))
+	case name == "." || name == "..", strings.ContainsRune(name, '/'):
+		return invalid("table name %q cannot be a path segment of the table's location", name)
+	}
+	for _, r := range name {
+		if unicode.IsControl(r) {
+			return invalid("table name %q contains a control character", name)
+		}
+	}
+	return nil
+}
+
+func checkProperty(key string) error {
+	if reservedProperty(key) {
+		return newError(ErrForbidden, "table property %q: keys starting with %q are reserved for duckicelake", key, reservedPrefix)
+	}
+	return nil
+}
+
+// normLocation spells Hadoop's s3a:// and s3n:// schemes as s3://, the
+// scheme the catalog's paths use.
+func normLocation(p string) string {
+	for _, s := range []string{"s3a://", "s3n://"} {
+		if rest, ok := strings.CutPrefix(p, s); ok {
+			return "s3://" + rest
+		}
+	}
+	return p
+}
+
+// columnRows turns planned columns into ducklake_column rows (for
+// BuildFields) as of snapshot begin.
+func columnRows(cols []column, tableID, begin int64) []ducklake.Column {
+	out := make([]ducklake.Column, len(cols))
+	for i, c := range cols {
+		out[i] = ducklake.Column{ID: c.id, Begin: begin, TableID: tableID, Order: c.id, Name: c.name, Type: c.typ,
+			NullsAllowed: c.nullable, ParentColumn: c.parent}
+	}
+	return out
+}
+
+// insertColumn writes one ducklake_column row as DuckDB writes them: no
+// default ('NULL' literal), dialect duckdb; nested parents have an empty
+// default value type.
+func (c *Catalog) insertColumn(ctx context.Context, tx pgx.Tx, snap *Snapshot, tableID, order int64, col column) error {
+	var parent any
+	if col.parent != 0 {
+		parent = col.parent
+	}
+	valueType := "literal"
+	if col.nested {
+		valueType = ""
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO `+c.t("ducklake_column")+` (column_id, begin_snapshot, end_snapshot, table_id, column_order,
+			column_name, column_type, initial_default, default_value, nulls_allowed, parent_column, default_value_type, default_value_dialect)
+		VALUES ($1, $2, NULL, $3, $4, $5, $6, NULL, 'NULL', $7, $8, $9, 'duckdb')`,
+		col.id, snap.ID, tableID, order, col.name, col.typ, col.nullable, parent, valueType)
+	if err != nil {
+		return fmt.Errorf("insert column %d (%s): %w", col.id, col.name, err)
+	}
+	return nil
+}
+
+// nameTaken reports whether a live table or view of schema schemaID is
+// called name.
+func (c *Catalog) nameTaken(ctx context.Context, tx pgx.Tx, schemaID int64, name string) (bool, error) {
+	var taken bool
+	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+c.t("ducklake_table")+` WHERE schema_id = $1 AND table_name = $2 AND end_snapshot IS NULL)
+		OR EXISTS (SELECT 1 FROM `+c.t("ducklake_view")+` WHERE schema_id = $1 AND view_name = $2 AND end_snapshot IS NULL)`,
+		schemaID, name).Scan(&taken)
+	if err != nil {
+		return false, fmt.Errorf("look up %q: %w", name, err)
+	}
+	return taken, nil
+}
+
+// CreateTable checks req and writes the new table into tx as part of
+// snap: the table, its columns (ids renumbered depth first from 1, as
+// DuckDB numbers them), partitioning, sort order and properties. A staged
+// create (req.StageCreate) must go to StageTable instead.
+func (c *Catalog) CreateTable(ctx context.Context, tx pgx.Tx, snap *Snapshot, ns Namespace, req *CreateTableRequest) (ducklake.Table, error) {
+	p, err := planTable(ns, req.Name, req.Location, req.Schema, req.PartitionSpec, req.WriteOrder, req.Properties, true)
+	if err != nil {
+		return ducklake.Table{}, err
+	}
+	return c.writeTable(ctx, tx, snap, ns, p)
+}
+
+func (c *Catalog) writeTable(ctx context.Context, tx pgx.Tx, snap *Snapshot, ns Namespace, p *tablePlan) (ducklake.Table, error) {
+	taken, err := c.nameTaken(ctx, tx, ns.ID, p.name)
+	if err != nil {
+		return ducklake.Table{}, err
+	}
+	if taken {
+		return ducklake.Table{}, newError(ErrExists, "Table already exists: %s.%s", ns.Name, p.name)
+	}
+	id := snap.catalogID()
+	if _, err := tx.Exec(ctx, `INSERT INTO `+c.t("ducklake_table")+` (table_id, table_uuid, begin_snapshot, end_snapshot, schema_id, table_name, path, path_is_relative)
+		VALUES ($1, $2, $3, NULL, $4, $5, $6, true)`, id, p.uuid, snap.ID, ns.ID, p.name, p.path); err != nil {
+		return ducklake.Table{}, fmt.Errorf("insert table %q: %w", p.name, err)
+	}
+	for _, col := range p.columns {
+		if err := c.insertColumn(ctx, tx, snap, id, col.id, col); err != nil {
+			return ducklake.Table{}, err
+		}
+	}
+	if len(p.keys) > 0 {
+		if _, err := c.writePartition(ctx, tx, snap, id, p.keys); err != nil {
+			return ducklake.Table{}, err
+		}
+	}
+	if err := c.writeTruncFields(ctx, tx, snap, id, p.truncs); err != nil {
+		return ducklake.Table{}, err
+	}
+	if len(p.sort) > 0 {
+		if err := c.writeSort(ctx, tx, snap, id, p.sort); err != nil {
+			return ducklake.Table{}, err
+		}
+	}
+	// A table id an earlier, failed catalog used must not inherit sidecar
+	// state.
+	for _, tbl := range []string{propertyTable, refTable} {
+		if _, err := tx.Exec(ctx, `DELETE FROM `+c.t(tbl)+` WHERE table_id = $1`, id); err != nil {
+			return ducklake.Table{}, fmt.Errorf("clear %s: %w", tbl, err)
+		}
+	}
+	if err := c.setProperties(ctx, tx, id, p.properties, nil); err != nil {
+		return ducklake.Table{}, err
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO `+c.t("ducklake_schema_versions")+` (begin_snapshot, schema_version, table_id) VALUES ($1, $2, $3)`,
+		snap.ID, snap.NewSchemaVersion(), id); err != nil {
+		return ducklake.Table{}, fmt.Errorf("insert schema version: %w", err)
+	}
+	snap.schemaChanged = true
+	snap.change("created_table:" + quoteName(ns.Name) + "." + quoteName(p.name))
+	return ducklake.Table{ID: id, UUID: p.uuid, Begin: snap.ID, SchemaID: ns.ID, Name: p.name, RawPath: p.path,
+		PathIsRelative: true, Path: p.location + "/"}, nil
+}
+
+// StageTable answers a staged create (stage-create: true): the metadata
+// the table will have, written nowhere. The client commits it later with
+// assert-create and the updates that rebuild this metadata.
+func StageTable(ns Namespace, req *CreateTableRequest, now time.Time) (*iceberg.TableMetadata, error) {
+	p, err := planTable(ns, req.Name, req.Location, req.Schema, req.PartitionSpec, req.WriteOrder, req.Properties, true)
+	if err != nil {
+		return nil, err
+	}
+	return p.metadata(now), nil
+}
+
+// metadata is the Iceberg metadata of a planned table without snapshots.
+func (p *tablePlan) metadata(now time.Time) *iceberg.TableMetadata {
+	schema := *p.schema
+	schema.ID = 0
+	md := &iceberg.TableMetadata{
+		FormatVersion:   2,
+		TableUUID:       p.uuid,
+		Location:        p.location,
+		LastUpdatedMS:   now.UnixMilli(),
+		Schemas:         []*iceberg.Schema{&schema},
+		LastColumnID:    schema.HighestFieldID(),
+		PartitionSpecs:  []iceberg.PartitionSpec{{ID: 0}},
+		LastPartitionID: iceberg.PartitionFieldIDStart - 1,
+		SortOrders:      []iceberg.SortOrder{iceberg.Unsorted},
+		Properties:      maps.Clone(p.properties),
+	}
+	if len(p.keys) > 0 {
+		spec := servedSpec(1, p.keys, topLevel(p.fields))
+		md.PartitionSpecs = append(md.PartitionSpecs, spec)
+		md.DefaultSpecID = 1
+		md.LastPartitionID = iceberg.PartitionFieldIDStart + len(spec.Fields) - 1
+	}
+	if len(p.sort) > 0 {
+		md.SortOrders = append(md.SortOrders, p.sortOrder(1))
+		md.DefaultSortOrderID = 1
+	}
+	return md
+}
+
+// errNoTable is returned by lookups of a table that does not exist.
+var errNoTable = errors.New("no such table")

@@ -1,0 +1,324 @@
+package commit
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"reflect"
+	"testing"
+
+	"github.com/duckicelake/duckicelake/catalog/ducklake"
+	"github.com/duckicelake/duckicelake/catalog/iceberg"
+)
+
+func TestDuckText(t *testing.T) {
+	typ := func(s string) ducklake.Type {
+		t.Helper()
+		d, err := ducklake.ParseType(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	u := [16]byte{0x6a, 0x1f, 0x3a, 0x7c, 0x1b, 0x2c, 0x4d, 0x3e, 0x8f, 0x90, 0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc}
+	// The wanted strings are what DuckDB 1.5.5 wrote for the same values
+	// (ducklake_file_column_stats and ducklake_file_partition_value).
+	cases := []struct {
+		typ  string
+		v    any
+		mode textMode
+		want string
+		ok   bool
+	}{
+		{"boolean", true, forStats, "1", true},
+		{"boolean", false, forPartition, "false", true},
+		{"int32", int32(-7), forStats, "-7", true},
+		{"int64", int64(1) << 40, forStats, "1099511627776", true},
+		{"int16", int32(12), forStats, "12", true},
+		{"float64", 1e20, forStats, "1e+20", true},
+		{"float64", 2.5, forStats, "2.5", true},
+		{"float32", float32(2.5), forStats, "2.5", true},
+		{"float64", math.NaN(), forStats, "", false},
+		{"float64", math.Inf(1), forStats, "", false},
+		{"decimal(10,2)", iceberg.Decimal{Unscaled: big.NewInt(150)}, forPartition, "1.50", true},
+		{"decimal(38,10)", iceberg.Decimal{Unscaled: big.NewInt(-10000000000)}, forStats, "-1.0000000000", true},
+		{"date", int32(19782), forPartition, "2024-02-29", true},
+		{"date", int32(-719162), forStats, "0001-01-01", true},
+		{"date", int32(-719163), forStats, "", false},
+		{"time", int64(45296789000), forStats, "12:34:56.789", true},
+		{"time", int64(0), forStats, "00:00:00", true},
+		{"timestamp", int64(1704067200500000), forStats, "2024-01-01 00:00:00.5", true},
+		{"timestamp", int64(1704103200000000), forPartition, "2024-01-01 10:00:00", true},
+		{"timestamptz", int64(1704103200123456), forStats, "2024-01-01 10:00:00.123456+00", true},
+		{"timestamptz", int64(-1000000), forStats, "1969-12-31 23:59:59+00", true},
+		{"varchar", "héllo", forStats, "héllo", true},
+		{"blob", []byte{1, 0xff, 'a', 'b'}, forStats, "01FF6162", true},
+		{"blob", []byte{}, forStats, "", true},
+		{"uuid", u, forPartition, "6a1f3a7c-1b2c-4d3e-8f90-123456789abc", true},
+		{"int32", "x", forStats, "", false},
+	}
+	for _, c := range cases {
+		got, ok := duckText(typ(c.typ), c.v, c.mode)
+		if got != c.want || ok != c.ok {
+			t.Errorf("duckText(%s, %v) = %q, %v; want %q, %v", c.typ, c.v, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func field(id int, name string, typ iceberg.Type, required bool) iceberg.NestedField {
+	return iceberg.NestedField{ID: id, Name: name, Type: typ, Required: required}
+}
+
+// TestReassignIDs: ids are renumbered depth first, as DuckDB numbers a new
+// table's columns (PyIceberg numbers the top level first).
+func TestReassignIDs(t *testing.T) {
+	s := &iceberg.Schema{Fields: []iceberg.NestedField{
+		field(1, "id", iceberg.Primitive(iceberg.TypeLong), true),
+		field(2, "s", iceberg.StructOf(field(5, "a", iceberg.Primitive(iceberg.TypeInt), false), field(6, "b", iceberg.Primitive(iceberg.TypeString), false)), false),
+		field(3, "li", iceberg.ListOf(7, false, iceberg.Primitive(iceberg.TypeInt)), false),
+		field(4, "m", iceberg.MapOf(8, iceberg.Primitive(iceberg.TypeString), 9, true, iceberg.Primitive(iceberg.TypeDouble)), false),
+	}, IdentifierFieldIDs: []int{1}}
+	got, ids := reassignIDs(s)
+	want := map[int]int{1: 1, 2: 2, 5: 3, 6: 4, 3: 5, 7: 6, 4: 7, 8: 8, 9: 9}
+	if !reflect.DeepEqual(ids, want) {
+		t.Errorf("ids %v, want %v", ids, want)
+	}
+	cols, err := flatten(got.Fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, c := range cols {
+		rows = append(rows, fmtCol(c))
+	}
+	wantRows := []string{"1:0:id:int64:false", "2:0:s:struct:true", "3:2:a:int32:true", "4:2:b:varchar:true",
+		"5:0:li:list:true", "6:5:element:int32:true", "7:0:m:map:true", "8:7:key:varchar:false", "9:7:value:float64:false"}
+	if !reflect.DeepEqual(rows, wantRows) {
+		t.Errorf("columns\n got %v\nwant %v", rows, wantRows)
+	}
+	if got.IdentifierFieldIDs[0] != 1 {
+		t.Errorf("identifier ids %v", got.IdentifierFieldIDs)
+	}
+}
+
+func fmtCol(c column) string {
+	return fmt.Sprintf("%d:%d:%s:%s:%t", c.id, c.parent, c.name, c.typ, c.nullable)
+}
+
+func TestFlattenRejects(t *testing.T) {
+	for name, fields := range map[string][]iceberg.NestedField{
+		"fixed":      {field(1, "f", iceberg.FixedOf(4), false)},
+		"ns":         {field(1, "f", iceberg.Primitive(iceberg.TypeTimestampNS), false)},
+		"dup id":     {field(1, "a", iceberg.Primitive(iceberg.TypeInt), false), field(1, "b", iceberg.Primitive(iceberg.TypeInt), false)},
+		"dup name":   {field(1, "a", iceberg.Primitive(iceberg.TypeInt), false), field(2, "a", iceberg.Primitive(iceberg.TypeInt), false)},
+		"zero id":    {field(0, "a", iceberg.Primitive(iceberg.TypeInt), false)},
+		"empty name": {field(1, "", iceberg.Primitive(iceberg.TypeInt), false)},
+	} {
+		if _, err := flatten(fields); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func duckFields(t *testing.T, cols ...ducklake.Column) map[int64]ducklake.Field {
+	t.Helper()
+	fs, err := ducklake.BuildFields(cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return topLevel(fs)
+}
+
+func TestDuckPartition(t *testing.T) {
+	top := duckFields(t,
+		ducklake.Column{ID: 1, Order: 1, Name: "id", Type: "int64"},
+		ducklake.Column{ID: 2, Order: 2, Name: "ts", Type: "timestamp"},
+		ducklake.Column{ID: 3, Order: 3, Name: "cat", Type: "varchar"},
+		ducklake.Column{ID: 4, Order: 4, Name: "tz", Type: "timestamptz"},
+		ducklake.Column{ID: 5, Order: 5, Name: "u", Type: "uuid"},
+		ducklake.Column{ID: 6, Order: 6, Name: "d", Type: "date"},
+	)
+	spec := func(fs ...iceberg.PartitionField) *iceberg.PartitionSpec { return &iceberg.PartitionSpec{Fields: fs} }
+	pf := func(src int, tr iceberg.Transform, name string) iceberg.PartitionField {
+		return iceberg.PartitionField{SourceID: src, Name: name, Transform: tr}
+	}
+	keys, truncs, err := duckPartition(spec(pf(2, iceberg.Day, "ts_day"), pf(1, iceberg.Bucket(8), "b"), pf(3, iceberg.Identity, "cat"), pf(3, iceberg.Truncate(2), "c2")), top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantKeys := []duckKey{{2, "year"}, {2, "month"}, {2, "day"}, {1, "bucket(8)"}, {3, "identity"}}
+	if !reflect.DeepEqual(keys, wantKeys) {
+		t.Errorf("keys %v, want %v", keys, wantKeys)
+	}
+	if !reflect.DeepEqual(truncs, []truncField{{position: 3, column: 3, width: 2, name: "c2"}}) {
+		t.Errorf("truncs %+v", truncs)
+	}
+	served := servedSpec(7, keys, top)
+	var names []string
+	for _, f := range served.Fields {
+		names = append(names, f.Name+"="+f.Transform.String())
+	}
+	if want := []string{"ts_year=year", "ts_month=month", "ts_day=day", "id_bucket_8=bucket[8]", "cat=identity"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("served spec %v, want %v", names, want)
+	}
+	// year and month asked for explicitly: no duplicates.
+	keys, _, err = duckPartition(spec(pf(6, iceberg.Year, "y"), pf(6, iceberg.Month, "m")), top)
+	if err != nil || !reflect.DeepEqual(keys, []duckKey{{6, "year"}, {6, "month"}}) {
+		t.Errorf("year+month: %v %v", keys, err)
+	}
+	for name, s := range map[string]*iceberg.PartitionSpec{
+		"timestamptz day": spec(pf(4, iceberg.Day, "d")),
+		"uuid bucket":     spec(pf(5, iceberg.Bucket(4), "b")),
+		"void":            spec(pf(1, iceberg.Void, "v")),
+	} {
+		if _, _, err := duckPartition(s, top); !errors.Is(err, ErrUnsupported) {
+			t.Errorf("%s: %v, want ErrUnsupported", name, err)
+		}
+	}
+	for name, s := range map[string]*iceberg.PartitionSpec{
+		"unknown column": spec(pf(99, iceberg.Identity, "x")),
+		"hour of date":   spec(pf(6, iceberg.Hour, "h")),
+		"identity twice": spec(pf(1, iceberg.Identity, "a"), pf(1, iceberg.Identity, "b")),
+	} {
+		if _, _, err := duckPartition(s, top); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", name, err)
+		}
+	}
+}
+
+// TestPartitionValues: Iceberg's counts since 1970 become DuckDB's
+// calendar fields (checked against what DuckDB 1.5.5 stores for
+// 2024-03-05 07:08:09: year 2024, month 3, day 5, hour 7).
+func TestPartitionValues(t *testing.T) {
+	top := duckFields(t,
+		ducklake.Column{ID: 1, Order: 1, Name: "ts", Type: "timestamp"},
+		ducklake.Column{ID: 2, Order: 2, Name: "id", Type: "int64"},
+		ducklake.Column{ID: 3, Order: 3, Name: "cat", Type: "varchar"},
+	)
+	info := &ducklake.PartitionInfo{ID: 9, Columns: []ducklake.PartitionColumn{
+		{KeyIndex: 0, ColumnID: 1, Transform: "year"}, {KeyIndex: 1, ColumnID: 1, Transform: "month"},
+		{KeyIndex: 2, ColumnID: 1, Transform: "day"}, {KeyIndex: 3, ColumnID: 1, Transform: "hour"},
+		{KeyIndex: 4, ColumnID: 2, Transform: "bucket(4)"}, {KeyIndex: 5, ColumnID: 3, Transform: "identity"},
+	}}
+	keys := []duckKey{{1, "year"}, {1, "month"}, {1, "day"}, {1, "hour"}, {2, "bucket(4)"}, {3, "identity"}}
+	spec := servedSpec(9, keys, top)
+	ts := int64(1709622489) * 1_000_000 // 2024-03-05 07:08:09 UTC
+	var tuple []any
+	for _, f := range spec.Fields {
+		v, err := f.Transform.Apply(iceberg.Primitive(map[int]iceberg.TypeID{1: iceberg.TypeTimestamp, 2: iceberg.TypeLong, 3: iceberg.TypeString}[f.SourceID]),
+			map[int]any{1: ts, 2: int64(42), 3: "books"}[f.SourceID])
+		if err != nil {
+			t.Fatal(err)
+		}
+		tuple = append(tuple, v)
+	}
+	got, err := partitionValues(spec, tuple, info, top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var strs []string
+	for _, s := range got {
+		strs = append(strs, *s)
+	}
+	bucket, _ := iceberg.Bucket(4).Apply(iceberg.Primitive(iceberg.TypeLong), int64(42))
+	want := []string{"2024", "3", "5", "7", big.NewInt(int64(bucket.(int32))).String(), "books"}
+	if !reflect.DeepEqual(strs, want) {
+		t.Errorf("values %v, want %v", strs, want)
+	}
+	// Before 1970: floor, not truncation.
+	if s, _ := keyValue("month", int32(-1), top[1]); s != "12" {
+		t.Errorf("month -1 = %s, want 12", s)
+	}
+	if s, _ := keyValue("hour", int32(-1), top[1]); s != "23" {
+		t.Errorf("hour -1 = %s, want 23", s)
+	}
+	if s, _ := keyValue("day", int32(-1), top[1]); s != "31" {
+		t.Errorf("day -1 = %s, want 31", s)
+	}
+	// Nulls stay NULL; a spec that does not match the keys is refused.
+	tuple[5] = nil
+	if got, err := partitionValues(spec, tuple, info, top); err != nil || got[5] != nil {
+		t.Errorf("null identity: %v %v", got, err)
+	}
+	spec.Fields[4].Transform = iceberg.Bucket(8)
+	if _, err := partitionValues(spec, tuple, info, top); !errors.Is(err, ErrInvalid) {
+		t.Errorf("mismatched spec: %v", err)
+	}
+}
+
+func TestRequestDecoding(t *testing.T) {
+	var tc TableCommit
+	body := `{"identifier":{"namespace":["s"],"name":"t"},
+		"requirements":[{"type":"assert-ref-snapshot-id","ref":"main","snapshot-id":null},{"type":"assert-table-uuid","uuid":"u"}],
+		"updates":[{"action":"set-properties","updates":{"a":"b"}},{"action":"add-snapshot","snapshot":{"snapshot-id":5,"timestamp-ms":1,"manifest-list":"s3://b/l.avro","summary":{"operation":"append"}}},
+		{"action":"set-snapshot-ref","ref-name":"main","type":"branch","snapshot-id":5}]}`
+	if err := json.Unmarshal([]byte(body), &tc); err != nil {
+		t.Fatal(err)
+	}
+	r := tc.Requirements[0]
+	if !r.SnapshotIDSet || r.SnapshotID != nil || r.Ref != "main" {
+		t.Errorf("requirement %+v", r)
+	}
+	if tc.Updates[1].Snapshot.SnapshotID != 5 || *tc.Updates[2].SnapshotID != 5 || tc.Updates[0].Updates["a"] != "b" {
+		t.Errorf("updates %+v", tc.Updates)
+	}
+	for name, bad := range map[string]string{
+		"unknown requirement":  `{"requirements":[{"type":"assert-whatever"}],"updates":[]}`,
+		"missing snapshot-id":  `{"requirements":[{"type":"assert-ref-snapshot-id","ref":"main"}],"updates":[]}`,
+		"unknown action":       `{"requirements":[],"updates":[{"action":"make-it-so"}]}`,
+		"add-schema no schema": `{"requirements":[],"updates":[{"action":"add-schema"}]}`,
+		"ref of bad type":      `{"requirements":[],"updates":[{"action":"set-snapshot-ref","ref-name":"x","type":"leaf","snapshot-id":1}]}`,
+	} {
+		var tc TableCommit
+		err := json.Unmarshal([]byte(bad), &tc)
+		if !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", name, err)
+		}
+	}
+}
+
+func TestFoldUpdates(t *testing.T) {
+	base := &iceberg.TableMetadata{FormatVersion: 2, TableUUID: "9b3d2c1e-0000-4000-8000-000000000001", Location: "s3://b/ns/t",
+		Schemas: []*iceberg.Schema{{ID: 3}}, CurrentSchemaID: 3, PartitionSpecs: []iceberg.PartitionSpec{{ID: 0}},
+		SortOrders: []iceberg.SortOrder{iceberg.Unsorted}, Refs: map[string]iceberg.SnapshotRef{"main": {SnapshotID: 7, Type: "branch"}},
+		Snapshots: []iceberg.Snapshot{{SnapshotID: 7}}}
+	cur := int64(7)
+	base.CurrentSnapshotID = &cur
+	snap := func(id int64) Update {
+		return Update{Action: ActionAddSnapshot, Snapshot: &iceberg.Snapshot{SnapshotID: id, ManifestList: "s3://b/ns/t/metadata/l.avro", Summary: map[string]string{"operation": "append"}}}
+	}
+	ref := func(name, typ string, id int64) Update {
+		return Update{Action: ActionSetSnapshotRef, RefName: name, Type: typ, SnapshotID: &id}
+	}
+	v3 := Update{Action: ActionUpgradeFormatVersion, FormatVersion: 3}
+	for name, c := range map[string]struct {
+		updates []Update
+		kind    error
+	}{
+		"append":                  {[]Update{snap(99), ref("main", "branch", 99)}, nil},
+		"staged snapshot":         {[]Update{snap(99)}, ErrUnsupported},
+		"branch write":            {[]Update{snap(99), ref("dev", "branch", 99)}, ErrUnsupported},
+		"rollback":                {[]Update{ref("main", "branch", 3)}, ErrUnsupported},
+		"tag":                     {[]Update{ref("v1", "tag", 7)}, nil},
+		"tag of unknown":          {[]Update{ref("v1", "tag", 8)}, ErrInvalid},
+		"v3":                      {[]Update{v3}, ErrUnsupported},
+		"set-location elsewhere":  {[]Update{{Action: ActionSetLocation, Location: "s3://b/x"}}, ErrUnsupported},
+		"set-location same":       {[]Update{{Action: ActionSetLocation, Location: "s3://b/ns/t/"}}, nil},
+		"reserved property":       {[]Update{{Action: ActionSetProperties, Updates: map[string]string{"duckicelake.x": "1"}}}, ErrForbidden},
+		"remove reserved":         {[]Update{{Action: ActionRemoveProperties, Removals: []string{"DuckIceLake.y"}}}, ErrForbidden},
+		"remove snapshots":        {[]Update{{Action: ActionRemoveSnapshots, SnapshotIDs: []int64{7}}}, ErrUnsupported},
+		"statistics":              {[]Update{{Action: ActionSetStatistics}, {Action: ActionRemoveStatistics}}, nil},
+		"other uuid":              {[]Update{{Action: ActionAssignUUID, UUID: "9b3d2c1e-0000-4000-8000-000000000002"}}, ErrInvalid},
+		"same uuid":               {[]Update{{Action: ActionAssignUUID, UUID: "9B3D2C1E-0000-4000-8000-000000000001"}}, nil},
+		"schema not made current": {[]Update{{Action: ActionAddSchema, Schema: &iceberg.Schema{ID: 4}}}, ErrUnsupported},
+		"remove main":             {[]Update{{Action: ActionRemoveSnapshotRef, RefName: "main"}}, ErrUnsupported},
+		"encryption":              {[]Update{{Action: ActionAddEncryptionKey}}, ErrUnsupported},
+	} {
+		_, err := foldUpdates(c.updates, base)
+		if c.kind == nil && err != nil || c.kind != nil && !errors.Is(err, c.kind) {
+			t.Errorf("%s: %v, want %v", name, err, c.kind)
+		}
+	}
+}

@@ -1,0 +1,228 @@
+package rest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/valyala/fasthttp"
+
+	"github.com/duckicelake/duckicelake/catalog/commit"
+	"github.com/duckicelake/duckicelake/catalog/ducklake"
+	"github.com/duckicelake/duckicelake/catalog/iceberg"
+)
+
+// tableChange is one table's part of a commit.
+type tableChange struct {
+	ns, name string
+	req      *commit.TableCommit
+	// manifests are read before the transaction (object storage is slow,
+	// and the snapshot row it inserts blocks every other writer).
+	manifests *commit.Manifests
+}
+
+// updateTable serves POST …/namespaces/{ns}/tables/{table}: a
+// CommitTableRequest, answered with the table's new metadata.
+func (s *Server) updateTable(r *request) error {
+	if !r.p.CanWrite(r.ns) {
+		return forbidden("no write access to namespace %s", r.ns)
+	}
+	if s.mat == nil {
+		return notImplemented(r)
+	}
+	var req commit.TableCommit
+	if err := s.readJSON(r.ctx, &req); err != nil {
+		return err
+	}
+	if id := req.Identifier; id != nil && (len(id.Namespace) != 1 || id.Namespace[0] != r.ns || id.Name != r.table) {
+		return badRequest("the request's identifier %s.%s is not the table of the path, %s.%s",
+			strings.Join(id.Namespace, "."), id.Name, r.ns, r.table)
+	}
+	snap, err := s.commitTables(r.ctx, r.p, []tableChange{{ns: r.ns, name: r.table, req: &req}})
+	if err != nil {
+		return err
+	}
+	return s.writeCommitResponse(r, snap)
+}
+
+// writeCommitResponse answers a CommitTableResponse: the table's metadata
+// as LoadTable serves it at snapshot snap.
+func (s *Server) writeCommitResponse(r *request, snap int64) error {
+	e, err := s.buildEntry(r.ctx, r.ns, r.table, formAll, 0, snap, nil)
+	if err != nil {
+		return err
+	}
+	loc, _ := json.Marshal(e.location)
+	body := make([]byte, 0, len(e.metadata)+len(loc)+40)
+	body = append(body, `{"metadata-location":`...)
+	body = append(body, loc...)
+	body = append(body, `,"metadata":`...)
+	body = append(body, e.metadata...)
+	body = append(body, '}')
+	r.ctx.SetContentType(contentTypeJSON)
+	r.ctx.SetBody(body)
+	return nil
+}
+
+// commitTables applies changes in one Postgres transaction, as one DuckLake
+// snapshot, and returns its id: all tables change or none. Requirements are
+// checked against each table's metadata at the head the transaction builds
+// on; losing the race for the snapshot id to another writer retries
+// against the new head (so a requirement that no longer holds then fails
+// the commit, and one that does, like an append's, lets it through).
+func (s *Server) commitTables(ctx context.Context, p *Principal, changes []tableChange) (int64, error) {
+	updates := 0
+	for _, c := range changes {
+		updates += len(c.req.Updates)
+	}
+	if updates == 0 {
+		return s.checkTables(ctx, changes)
+	}
+	if err := s.prefetchManifests(ctx, changes); err != nil {
+		return 0, err
+	}
+	return s.commitDDL(ctx, p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
+		snap := &commit.Snapshot{ID: next, Head: cur.ID, SchemaVersion: cur.SchemaVersion,
+			NextCatalogID: cur.NextCatalogID, NextFileID: cur.NextFileID}
+		reader := ducklake.NewReader(tx, strings.Trim(s.schema, `"`))
+		for _, c := range changes {
+			target, err := s.commitTarget(ctx, tx, reader, cur.ID, c)
+			if err != nil {
+				return change{}, err
+			}
+			if _, err := s.commits.Commit(ctx, tx, snap, target, c.req); err != nil {
+				return change{}, commitError(err)
+			}
+		}
+		return change{changes: snap.Changes(), catalogIDs: snap.NextCatalogID - cur.NextCatalogID,
+			fileIDs: snap.NextFileID - cur.NextFileID, dataOnly: !snap.SchemaChanged()}, nil
+	})
+}
+
+// checkTables checks the requirements of changes without updates at the
+// head, making no snapshot, and returns the head.
+func (s *Server) checkTables(ctx context.Context, changes []tableChange) (int64, error) {
+	tx, err := s.db.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return 0, fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // read only
+	var head int64
+	if err := tx.QueryRow(ctx, `SELECT max(snapshot_id) FROM `+s.t("ducklake_snapshot")).Scan(&head); err != nil {
+		return 0, fmt.Errorf("read the current snapshot: %w", err)
+	}
+	reader := ducklake.NewReader(tx, strings.Trim(s.schema, `"`))
+	for _, c := range changes {
+		target, err := s.commitTarget(ctx, tx, reader, head, c)
+		if err != nil {
+			return 0, err
+		}
+		if err := s.commits.Check(ctx, tx, target, c.req); err != nil {
+			return 0, commitError(err)
+		}
+	}
+	return head, nil
+}
+
+// commitTarget looks up a change's table at the head, with its metadata as
+// the catalog serves it there.
+func (s *Server) commitTarget(ctx context.Context, tx pgx.Tx, reader *ducklake.Reader, head int64, c tableChange) (commit.Target, error) {
+	sc, exists, err := s.lookupSchema(ctx, tx, c.ns)
+	if err != nil {
+		return commit.Target{}, err
+	}
+	if !exists {
+		return commit.Target{}, noSuchTable(c.ns, c.name)
+	}
+	target := commit.Target{Name: c.name, Manifests: c.manifests,
+		Namespace: commit.Namespace{ID: sc.ID, Name: c.ns, Path: s.resolve(s.dataPath, sc.Path, sc.PathRelative)}}
+	t, err := reader.TableByName(ctx, head, c.ns, c.name)
+	if errors.Is(err, ducklake.ErrNotFound) {
+		return target, nil
+	}
+	if err != nil {
+		return target, err
+	}
+	md, err := s.mat.Materialize(ctx, t, head)
+	if err != nil {
+		return target, fmt.Errorf("materialise %s.%s at snapshot %d: %w", c.ns, c.name, head, err)
+	}
+	var base iceberg.TableMetadata
+	if err := json.Unmarshal(md.JSON, &base); err != nil {
+		return target, fmt.Errorf("metadata of %s.%s at snapshot %d: %w", c.ns, c.name, head, err)
+	}
+	target.Table, target.Base = &t, &base
+	return target, nil
+}
+
+// prefetchManifests reads the manifests of every change's new snapshots.
+// The table's location is where its files must be: its path at the
+// current snapshot, or for a table a create transaction makes, its
+// namespace's path and its name.
+func (s *Server) prefetchManifests(ctx context.Context, changes []tableChange) error {
+	var snap int64
+	for i := range changes {
+		c := &changes[i]
+		adds := false
+		for _, u := range c.req.Updates {
+			adds = adds || u.Action == commit.ActionAddSnapshot
+		}
+		if !adds {
+			continue
+		}
+		if snap == 0 {
+			var err error
+			if snap, err = s.currentSnapshot(ctx); err != nil {
+				return err
+			}
+		}
+		var location string
+		t, err := s.reader.TableByName(ctx, snap, c.ns, c.name)
+		switch {
+		case err == nil:
+			location = strings.TrimSuffix(t.Path, "/")
+		case errors.Is(err, ducklake.ErrNotFound):
+			sc, err := s.schemaNamed(ctx, snap, c.ns)
+			if err != nil {
+				return err
+			}
+			location = sc.Path + c.name
+			for _, u := range c.req.Updates {
+				if u.Action == commit.ActionSetLocation {
+					location = strings.TrimRight(u.Location, "/")
+				}
+			}
+		default:
+			return err
+		}
+		if c.manifests, err = s.commits.ReadManifests(ctx, location, c.req); err != nil {
+			return commitError(err)
+		}
+	}
+	return nil
+}
+
+// commitError answers a refused commit with the ErrorModel type Iceberg
+// clients map to the right exception; other errors pass through.
+func commitError(err error) error {
+	var ce *commit.Error
+	if !errors.As(err, &ce) {
+		return err
+	}
+	switch {
+	case errors.Is(err, commit.ErrConflict):
+		return errorf(fasthttp.StatusConflict, TypeCommitFailed, "%s", ce.Message)
+	case errors.Is(err, commit.ErrExists):
+		return errorf(fasthttp.StatusConflict, TypeAlreadyExists, "%s", ce.Message)
+	case errors.Is(err, commit.ErrNotFound):
+		return errorf(fasthttp.StatusNotFound, TypeNoSuchTable, "%s", ce.Message)
+	case errors.Is(err, commit.ErrForbidden):
+		return forbidden("%s", ce.Message)
+	case errors.Is(err, commit.ErrUnsupported):
+		return errorf(fasthttp.StatusNotImplemented, TypeUnsupported, "%s", ce.Message)
+	}
+	return badRequest("%s", ce.Message)
+}
