@@ -18,6 +18,7 @@ import (
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
 
+	"github.com/duckicelake/duckicelake/catalog/commit"
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/eager"
 	"github.com/duckicelake/duckicelake/catalog/materialize"
@@ -130,6 +131,7 @@ func openCatalog(ctx context.Context, cfg *config.Config, gatewayURL string, key
 		Materializer: rest.Materialized(c.mat),
 		Keyring:      keyring,
 		Purger:       &rest.S3Purger{Client: root},
+		Objects:      commit.S3Reader{Client: root},
 		Logger:       log,
 	})
 	if err != nil {
