@@ -21,9 +21,10 @@ import (
 // Row lineage comes from DuckLake's row ids: a data file's first_row_id is
 // its row_id_start (an inlined file's, the row id of its first row; inlined
 // rows are split into files of consecutive row ids), so _row_id reads as
-// DuckLake's row id. Files DuckDB wrote for UPDATE keep the updated rows'
-// ids in a column of their own that Iceberg does not know; their rows read
-// with the fresh ids DuckLake reserved for the file, i.e. as new rows.
+// DuckLake's row id. Files DuckDB writes for UPDATE keep the updated rows'
+// ids in _ducklake_internal_row_id, whose Parquet field id is _row_id's
+// (2147483540): readers take those over first_row_id + position, as the
+// spec says, and the ids survive updates.
 
 // DeletedPosition is one row of a DuckLake delete file: position Pos of its
 // data file, deleted at snapshot Snapshot (0 when the file does not say;

@@ -332,3 +332,38 @@ func TestReadDeletePositionsSnapshotColumn(t *testing.T) {
 		t.Error("garbage accepted")
 	}
 }
+
+// A stretch of unrepresentable snapshots that ends where no file changes
+// still gives an Iceberg snapshot there, with the changes made inside it
+// (DuckDB's flush leaves such delete files: deletions of snapshots 5..7 in
+// one file, nothing else changing at 7).
+func TestBuildEmitsEndOfUnrepresentableStretch(t *testing.T) {
+	for _, version := range []int{2, 3} {
+		h := eventsHistoryV3()
+		h.Snapshots = append(h.Snapshots, ducklake.Snapshot{ID: 7, Time: t0.Add(7 * 60e9), SchemaVersion: 2, Changes: "deleted_from_table:1"})
+		h.DeleteFiles[1].PartialMax = 7
+		h.DeletePositions[21] = []DeletedPosition{{Pos: 1}, {Pos: 2}} // untimed: 5 and 6 are unrepresentable
+		out, err := Build(h, 7, Options{FormatVersion: version})
+		if err != nil {
+			t.Fatalf("v%d: %v", version, err)
+		}
+		var ids []int64
+		for _, s := range out.Metadata.Snapshots {
+			ids = append(ids, s.SnapshotID)
+		}
+		if !slices.Equal(ids, []int64{3, 4, 7}) {
+			t.Errorf("v%d: Iceberg snapshots %v, want [3 4 7]", version, ids)
+		}
+		s7 := readSnapshot(t, fileMap(out), out.Metadata.CurrentSnapshot())
+		if got := keys(s7.data); !slices.Contains(got, "c.parquet") || slices.Contains(got, "a.parquet") {
+			t.Errorf("v%d: snapshot 7 data %v", version, got)
+		}
+		if version == 3 {
+			if got := dvsOf(t, fileMap(out), out.Metadata.CurrentSnapshot())["s3://lake/main/ev/year=2024/bucket=2/b.parquet"]; !slices.Equal(got, []int64{1, 2, 7}) {
+				t.Errorf("v3: b's vector at 7: %v", got)
+			}
+		} else if len(s7.deletes) != 3 {
+			t.Errorf("v2: snapshot 7 delete files %v", keys(s7.deletes))
+		}
+	}
+}

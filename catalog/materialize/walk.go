@@ -104,6 +104,15 @@ func (b *builder) walk() (*Output, error) {
 			bounds = append(bounds, it.end)
 		}
 	}
+	// Where a stretch of unrepresentable snapshots ends, the changes made
+	// inside it show for the first time, even if no file changes there.
+	for _, sp := range b.bad {
+		if sp.to <= b.snap {
+			if c := b.clamp(sp.to); c != 0 {
+				bounds = append(bounds, c)
+			}
+		}
+	}
 	slices.Sort(bounds)
 	bounds = slices.Compact(bounds)
 

@@ -1,0 +1,40 @@
+"""Extra DuckDB steps for the format version 3 integration test
+(v3_integration_test.go), on top of scenario.py's tables. Reports JSON on
+stdout.
+
+usage: python v3_scenario.py merge  <libpq dsn> <data path>
+       python v3_scenario.py rowids <libpq dsn> <data path> <table>...
+
+merge:  delete a few rows of ev whose data files already have DuckLake delete
+        files; DuckDB keeps these deletions in Postgres, so one data file has
+        deletions of both kinds (one deletion vector must merge them). Reports
+        like scenario.py write.
+rowids: the (id, rowid) pairs DuckDB reads in each table at the current
+        snapshot, to compare with the _row_id of Iceberg row lineage.
+"""
+
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import scenario  # noqa: E402  (connect, report; also sets up duckdb_ext)
+
+
+def main() -> int:
+    mode, dsn, data_path = sys.argv[1], sys.argv[2], sys.argv[3]
+    con = scenario.connect(dsn, data_path)
+    if mode == "merge":
+        con.execute("DELETE FROM l.ev WHERE id IN (100, 101, 302)")
+        out = scenario.report(con)
+    elif mode == "rowids":
+        out = {name: con.execute(f"SELECT id, rowid FROM l.{name} ORDER BY id").fetchall() for name in sys.argv[4:]}
+    else:
+        print(__doc__, file=sys.stderr)
+        return 2
+    json.dump(out, sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
