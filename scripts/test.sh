@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # make test: every test. go vet; the pinned Python venv; builds; starts the
-# S3 backend (versitygw), the gateway and a private Postgres on free ports in a
-# temporary directory (never the dev ports or .dev/); runs `go test ./...` and
-# pytest over test/ against them; stops everything; prints one summary line
+# stack on free ports in a temporary directory (never the dev ports or .dev/):
+# the S3 backend (versitygw), a private Postgres with the DuckLake catalog
+# (`duckicelake init`), and `duckicelake serve` (gateway + Iceberg REST
+# catalog); runs `go test ./...` and pytest over test/ (test/e2e goes through
+# that running stack) against them; stops everything; prints one summary line
 # "N passed, N failed" across all suites and exits non-zero on any failure.
 #
 # Tests find the stack through these variables (unset when that part is not up):
@@ -18,7 +20,14 @@
 #   DUCKICELAKE_TEST_S3_REGION      us-east-1
 #   DUCKICELAKE_TEST_S3_ROOT        the backend's posix directory (bucket = top dir)
 #   DUCKICELAKE_TEST_BUCKET         lake
-#   DUCKICELAKE_TEST_PG_DSN         postgres://… of a private, empty cluster
+#   DUCKICELAKE_TEST_PG_DSN         postgres://… of the stack's private cluster; tests create
+#                                   their own databases in it (catalog/ducklake/pgtest)
+#   DUCKICELAKE_TEST_CATALOG_URL    http://127.0.0.1:PORT, the running Iceberg REST catalog
+#                                   (base URL, without /v1; warehouse "lake")
+#   DUCKICELAKE_TEST_CATALOG_CREDENTIAL   its OAuth2 client "dev:<secret>" (every scope)
+#   DUCKICELAKE_TEST_CATALOG_DSN    the stack's DuckLake catalog database, libpq key=value
+#                                   form (DuckDB: ATTACH 'ducklake:postgres:<dsn>')
+#   DUCKICELAKE_TEST_DATA_PATH      the catalog's data path, s3://lake/data/
 #   DUCKICELAKE_TEST_DIR            scratch directory, removed afterwards
 #   DUCKICELAKE_BIN                 bin/duckicelake
 #   DUCKICELAKE_PYTHON              .venv/bin/python
@@ -55,10 +64,8 @@ step() { echo; echo "== $* ($((SECONDS - t0))s)"; }
 finish() {
   local rc=$?
   step "stop"
+  # Stops Postgres too (stack_start_pg started it).
   stack_stop
-  if [[ -n ${pg_started:-} ]]; then
-    DUCKICELAKE_PG_DIR=$scratch/pg scripts/pg.sh stop || true
-  fi
   if [[ -n ${scratch:-} && -d $scratch ]]; then
     if [[ ${TEST_KEEP:-0} == 1 || $failed -gt 0 ]]; then
       echo "logs and data kept in $scratch"
@@ -131,8 +138,11 @@ stack_init
 # tests need no stack, and the others then say what they missed.
 if ! stack_start_versitygw; then
   broken versitygw
-elif ! stack_start_gateway; then
-  broken gateway
+else
+  # Without Postgres the gateway still starts, alone; the suites that need
+  # the catalog then say so.
+  stack_start_catalog || broken postgres
+  stack_start_gateway || broken gateway
 fi
 stack_write_env
 export DUCKICELAKE_TEST_DIR=$scratch
@@ -155,21 +165,24 @@ else
   unset DUCKICELAKE_TEST_GATEWAY DUCKICELAKE_TEST_ADMIN DUCKICELAKE_TEST_CONFIG DUCKICELAKE_TEST_MINT_KEYS \
     DUCKICELAKE_TEST_ROOT_ACCESS_KEY DUCKICELAKE_TEST_ROOT_SECRET_KEY
 fi
+unset DUCKICELAKE_TEST_CATALOG_URL DUCKICELAKE_TEST_CATALOG_CREDENTIAL DUCKICELAKE_TEST_CATALOG_DSN DUCKICELAKE_TEST_DATA_PATH
+if [[ ${STACK_GATEWAY_UP:-0} == 1 && $STACK_CATALOG == 1 ]]; then
+  export DUCKICELAKE_TEST_CATALOG_URL=$STACK_CATALOG_URL
+  export DUCKICELAKE_TEST_CATALOG_CREDENTIAL=$STACK_CATALOG_CREDENTIAL
+  export DUCKICELAKE_TEST_CATALOG_DSN=$STACK_PG_DSN_KV
+  export DUCKICELAKE_TEST_DATA_PATH=$STACK_DATA_PATH
+fi
 [[ -n $python ]] && export DUCKICELAKE_PYTHON=$python
 
+# The Go suites create their own databases in the stack's cluster.
 unset DUCKICELAKE_TEST_PG_DSN
-if [[ -x scripts/pg.sh ]]; then
-  read -r pgport < <(stack_free_ports 1)
-  if dsn=$(DUCKICELAKE_PG_DSN= DUCKICELAKE_PG_DIR=$scratch/pg DUCKICELAKE_PG_PORT=$pgport scripts/pg.sh start); then
-    pg_started=1
-    export DUCKICELAKE_TEST_PG_DSN=$dsn
-    echo "postgres: $dsn"
-  else
-    echo "postgres: scripts/pg.sh start failed; tests that need Postgres skip (or fail under CI=true)"
-    [[ ${CI:-} == true ]] && broken postgres
-  fi
+if [[ ${STACK_PG_STARTED:-0} == 1 ]]; then
+  export DUCKICELAKE_TEST_PG_DSN=$STACK_PG_DSN
+  echo "postgres: $STACK_PG_DSN"
+else
+  echo "postgres: not running; tests that need Postgres skip (or fail under CI=true)"
 fi
-env | grep -E '^(DUCKICELAKE_|VERSITYGW_BIN)' | grep -vE '_(SECRET_KEY|PG_DSN)=' | sort | sed 's/^/  /'
+env | grep -E '^(DUCKICELAKE_|VERSITYGW_BIN)' | grep -vE '_(SECRET_KEY|PG_DSN|CREDENTIAL)=' | sort | sed 's/^/  /'
 
 step "go test"
 counts=$scratch/go.counts
