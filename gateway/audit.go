@@ -41,68 +41,84 @@ func (s *Server) audit(st *reqState, status int, latencySeconds float64) {
 	if ce == nil {
 		return
 	}
-	fields := st.fields[:0]
-	fields = append(fields,
-		zap.ByteString("rid", st.id[:]),
-		zap.ByteString("remote", st.remote),
-		zap.ByteString("method", st.method),
-		zap.String("op", st.req.Op.String()),
-		zap.ByteString("bucket", st.req.Bucket),
-		zap.ByteString("key", st.req.Key),
-	)
+	st.auditStatus, st.auditLatency = status, latencySeconds
+	// One inline marshaler instead of a []zap.Field: the fields go straight
+	// into the encoder, with no Field values to build and no []byte boxed
+	// per field (measured: see BenchmarkAudit).
+	// The field lives on the state: a variadic argument would escape.
+	st.auditField[0] = zap.Inline((*auditLine)(st))
+	ce.Write(st.auditField[:]...)
+	st.auditField[0] = zap.Field{}
+}
+
+// auditLine is a reqState seen as its audit line's fields.
+type auditLine reqState
+
+// MarshalLogObject implements zapcore.ObjectMarshaler.
+func (a *auditLine) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	st := (*reqState)(a)
+	enc.AddByteString("rid", st.id[:])
+	enc.AddByteString("remote", st.remote)
+	enc.AddByteString("method", st.method)
+	enc.AddString("op", st.req.Op.String())
+	enc.AddByteString("bucket", st.req.Bucket)
+	enc.AddByteString("key", st.req.Key)
 	if len(st.req.CopySourceBucket) > 0 {
-		fields = append(fields,
-			zap.ByteString("copy_bucket", st.req.CopySourceBucket),
-			zap.ByteString("copy_key", st.req.CopySourceKey))
+		enc.AddByteString("copy_bucket", st.req.CopySourceBucket)
+		enc.AddByteString("copy_key", st.req.CopySourceKey)
 	}
 	if st.req.Op.IsList() {
-		fields = append(fields, zap.ByteString("prefix", st.req.ListPrefix))
+		enc.AddByteString("prefix", st.req.ListPrefix)
 	}
 	if st.deleteCount > 0 {
-		fields = append(fields, zap.Int("delete_keys", st.deleteCount))
+		enc.AddInt("delete_keys", st.deleteCount)
 	}
 	if len(st.akid) > 0 {
-		fields = append(fields, zap.ByteString("akid", st.akid))
+		enc.AddByteString("akid", st.akid)
 	}
 	switch {
 	case st.cred.isRoot:
-		fields = append(fields, zap.String("principal", rootPrincipal))
+		enc.AddString("principal", rootPrincipal)
 	case st.cred.verified:
 		c := &st.cred.claims
-		fields = append(fields,
-			zap.String("principal", c.Principal),
-			zap.String("actor", c.Actor),
-			zap.String("channel", c.Channel),
-			zap.String("vend_id", c.VendID))
+		enc.AddString("principal", c.Principal)
+		enc.AddString("actor", c.Actor)
+		enc.AddString("channel", c.Channel)
+		enc.AddString("vend_id", c.VendID)
 	}
-	fields = append(fields, zap.String("decision", st.decision.String()))
+	enc.AddString("decision", st.decision.String())
 	if st.reason != "" {
-		fields = append(fields, zap.String("reason", st.reason))
+		enc.AddString("reason", st.reason)
 	}
 	if len(st.policyIDs) > 0 {
-		fields = append(fields, zap.Strings("policies", st.policyIDs))
+		_ = enc.AddArray("policies", stringArray(st.policyIDs))
 	}
-	fields = append(fields, zap.Int("status", status))
+	enc.AddInt("status", st.auditStatus)
 	if st.err != nil {
-		fields = append(fields, zap.String("error", st.err.Code))
+		enc.AddString("error", st.err.Code)
 	}
 	if len(st.upRID) > 0 {
-		fields = append(fields, zap.ByteString("upstream_rid", st.upRID))
+		enc.AddByteString("upstream_rid", st.upRID)
 	}
 	if st.upstreamErr != nil {
-		fields = append(fields, zap.String("upstream_error", st.upstreamErr.Error()))
+		enc.AddString("upstream_error", st.upstreamErr.Error())
 	}
 	if st.clientErr != nil {
-		fields = append(fields, zap.String("client_error", st.clientErr.Error()))
+		enc.AddString("client_error", st.clientErr.Error())
 	}
-	fields = append(fields,
-		zap.Int64("bytes_in", st.bytesIn),
-		zap.Int64("bytes_out", st.bytesOut),
-		zap.Float64("latency_ms", latencySeconds*1e3),
-	)
-	ce.Write(fields...)
-	clear(fields)
-	st.fields = fields[:0]
+	enc.AddInt64("bytes_in", st.bytesIn)
+	enc.AddInt64("bytes_out", st.bytesOut)
+	enc.AddFloat64("latency_ms", st.auditLatency*1e3)
+	return nil
+}
+
+type stringArray []string
+
+func (a stringArray) MarshalLogArray(enc zapcore.ArrayEncoder) error {
+	for _, s := range a {
+		enc.AppendString(s)
+	}
+	return nil
 }
 
 // rootPrincipal names the operator's root credential in audit lines.

@@ -81,7 +81,10 @@ type reqState struct {
 	out         []byte // a response body the gateway writes itself
 	keys        [][]byte
 	scratch     []byte
-	fields      []zap.Field
+
+	auditStatus  int
+	auditLatency float64 // seconds
+	auditField   [1]zap.Field
 }
 
 // Close implements io.Closer: fasthttp calls it when it resets the
