@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/duckicelake/duckicelake/catalog/commit"
 	"github.com/duckicelake/duckicelake/catalog/rest"
 	"github.com/duckicelake/duckicelake/internal/creds"
 )
@@ -130,7 +131,8 @@ func inTable(target, prefix string) bool {
 func remoteSignEnv(t *testing.T, ns string, opts ...restOption) (*restEnv, s3Stack) {
 	t.Helper()
 	st := requireStack(t, true)
-	env := newRestEnv(t, append([]restOption{withS3Materializer(st), func(c *rest.Config, _ *rest.Deps) {
+	env := newRestEnv(t, append([]restOption{withS3Materializer(st), func(c *rest.Config, d *rest.Deps) {
+		d.Objects = commit.S3Reader{Client: st.root()} // commits read the client's manifests
 		c.GatewayURL = st.gateway
 		c.Clients = append(slices.Clone(c.Clients),
 			rest.Client{ID: "reader-" + ns, Secret: "pw", Scopes: []string{"ns:" + ns + ":r"}},
