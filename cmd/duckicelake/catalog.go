@@ -126,6 +126,12 @@ func openCatalog(ctx context.Context, cfg *config.Config, gatewayURL string, key
 		Region:      cfg.Gateway.Region,
 		VendTTL:     cc.VendTTL,
 		SnapshotTTL: cc.SnapshotTTL,
+		// Remote signing signs for the gateway; a sign request may name the
+		// upstream's host or a virtual-hosted bucket as the gateway knows them.
+		Signer: rest.SignerConfig{
+			Upstream:            rest.SignerUpstream{Endpoint: cfg.Upstream.Endpoint, Region: cfg.Upstream.Region},
+			VirtualHostSuffixes: cfg.Gateway.VirtualHostDomains,
+		},
 	}, rest.Deps{
 		DB:           c.pool,
 		Materializer: rest.Materialized(c.mat),

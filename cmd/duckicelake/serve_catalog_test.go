@@ -91,10 +91,11 @@ func TestServeCatalog(t *testing.T) {
 		}
 		return do(req)
 	}
-	// Vended credentials name the gateway as bound (gateway.listen has port 0).
+	// Vended credentials name the gateway as bound (gateway.listen has port 0);
+	// remote signing is on (minting keys and a gateway URL).
 	if st, body := get("/v1/config?warehouse=lake", ""); st != 200 || !strings.Contains(body, `"prefix":"lake"`) ||
-		!strings.Contains(body, `"s3.endpoint":"`+gw+`"`) {
-		t.Fatalf("/v1/config: %d %s; want prefix lake and s3.endpoint %s", st, body, gw)
+		!strings.Contains(body, `"s3.endpoint":"`+gw+`"`) || !strings.Contains(body, `tables/{table}/sign"`) {
+		t.Fatalf("/v1/config: %d %s; want prefix lake, s3.endpoint %s and the sign route", st, body, gw)
 	}
 	if st, _ := get("/v1/lake/namespaces", ""); st != 401 {
 		t.Fatalf("namespaces without a token: %d, want 401", st)
