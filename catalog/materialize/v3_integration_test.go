@@ -29,9 +29,9 @@ import (
 // and delete files, UPDATE, schema change, partitions; then a flush that
 // rewrites history) and materialises every snapshot of every table as
 // format version 3: deletes become deletion vectors in Puffin files, rows
-// carry lineage. iceberg-go, PyIceberg and DuckDB's iceberg extension must
-// read exactly the rows DuckDB reads, and iceberg-go's _row_id must be
-// DuckLake's rowid.
+// carry lineage, TIMESTAMP_NS is timestamp_ns. iceberg-go, PyIceberg and
+// DuckDB's iceberg extension must read exactly the rows DuckDB reads, and
+// iceberg-go's _row_id must be DuckLake's rowid.
 func TestMaterialiseV3MatchesDuckDB(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.Database(t)
@@ -88,6 +88,9 @@ func TestMaterialiseV3MatchesDuckDB(t *testing.T) {
 				t.Errorf("%s time travel to %d: iceberg-go %v, DuckDB %v", name, s.SnapshotID, got, want)
 			}
 		}
+	}
+	if ns := lastMeta["ns"]; ns == nil || ns.Metadata.SchemaByID(ns.Metadata.CurrentSchemaID).Fields[1].Type.ID != iceberg.TypeTimestampNS {
+		t.Error("ns: column t is not timestamp_ns")
 	}
 	checkDeletionVectors(t, lastMeta["ev"])
 	checkDeletionVectors(t, lastMeta["idp"])

@@ -7,8 +7,9 @@ usage: python v3_scenario.py merge  <libpq dsn> <data path>
 
 merge:  delete a few rows of ev whose data files already have DuckLake delete
         files; DuckDB keeps these deletions in Postgres, so one data file has
-        deletions of both kinds (one deletion vector must merge them). Reports
-        like scenario.py write.
+        deletions of both kinds (one deletion vector must merge them); and a
+        table of TIMESTAMP_NS, which only v3 can show. Reports like
+        scenario.py write.
 rowids: the (id, rowid) pairs DuckDB reads in each table at the current
         snapshot, to compare with the _row_id of Iceberg row lineage.
 """
@@ -26,6 +27,11 @@ def main() -> int:
     con = scenario.connect(dsn, data_path)
     if mode == "merge":
         con.execute("DELETE FROM l.ev WHERE id IN (100, 101, 302)")
+        # A type only format version 3 has: nanosecond timestamps.
+        con.execute("CREATE TABLE l.ns (id BIGINT, t TIMESTAMP_NS)")
+        con.execute("INSERT INTO l.ns SELECT i, TIMESTAMP_NS '2024-01-01 00:00:00.000000001' + to_microseconds(i) FROM range(50) r(i)")
+        con.execute("DELETE FROM l.ns WHERE id % 5 = 0")
+        scenario.TABLES = scenario.TABLES + ("ns",)
         out = scenario.report(con)
     elif mode == "rowids":
         out = {name: con.execute(f"SELECT id, rowid FROM l.{name} ORDER BY id").fetchall() for name in sys.argv[4:]}
