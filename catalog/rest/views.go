@@ -620,7 +620,12 @@ func (s *Server) replaceView(r *request, name string) error {
 		if md, err = base.Apply(req.Updates, s.now()); err != nil {
 			return change{}, viewBadRequest(err)
 		}
-		dialect, sql, aliases := duckLakeForm(md)
+		// The row changes only with the current version: a view DuckDB
+		// made keeps its SQL as DuckDB wrote it through property changes.
+		dialect, sql, aliases := v.Dialect, v.SQL, v.Aliases
+		if md.CurrentVersionID != base.CurrentVersionID {
+			dialect, sql, aliases = duckLakeForm(md)
+		}
 		if dialect != v.Dialect || sql != v.SQL || aliases != v.Aliases {
 			if _, err := tx.Exec(ctx, `UPDATE `+s.t("ducklake_view")+` SET end_snapshot = $1 WHERE view_id = $2 AND end_snapshot IS NULL`, next, v.ID); err != nil {
 				return change{}, fmt.Errorf("replace view %q: end: %w", name, err)

@@ -403,7 +403,18 @@ func TestRESTViews(t *testing.T) {
 					t.Errorf("metadata = %s", r.body)
 				}
 			},
-			after: []func(*testing.T){duckRows("SELECT id FROM l.sales.big", "2")}},
+			after: []func(*testing.T){
+				duckRows("SELECT id FROM l.sales.big", "2"),
+				// DuckDB's SQL stays as DuckDB wrote it.
+				func(t *testing.T) {
+					var sql string
+					var rows int
+					if err := env.pool.QueryRow(t.Context(), `SELECT max(sql), count(*) FROM ducklake_view WHERE view_name = 'big'`).Scan(&sql, &rows); err != nil ||
+						rows != 1 || !strings.Contains(sql, "{DUCKLAKE_CATALOG}") {
+						t.Errorf("ducklake_view big: %d rows, sql %q (%v)", rows, sql, err)
+					}
+				},
+			}},
 		{name: "load it again", method: "GET", path: "/v1/lake/namespaces/sales/views/big", token: tok["reader"], code: 200, check: func(t *testing.T, r response) {
 			if md := decodeView(t, r).Metadata; md.Properties["owner"] != "bob" {
 				t.Errorf("properties = %v", md.Properties)
