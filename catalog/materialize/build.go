@@ -37,7 +37,8 @@ type Options struct {
 	// Parquet position delete files, row lineage and v3 manifests.
 	FormatVersion int
 	// Objects reads DuckLake's delete files, whose positions format version
-	// 3 needs for its deletion vectors (see LoadDeletePositions).
+	// 3 needs for its deletion vectors (see LoadDeletePositions); wrap it in
+	// a PositionCache so that each is read once.
 	Objects ObjectReader
 }
 

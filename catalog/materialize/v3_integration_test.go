@@ -46,7 +46,7 @@ func TestMaterialiseV3MatchesDuckDB(t *testing.T) {
 	v3Scenario(t, py, &rep, "merge", dsn, data)
 
 	r := ducklake.NewReader(conn, "")
-	v3 := materialize.Options{FormatVersion: 3, Objects: materialize.DirWriter{}}
+	v3 := materialize.Options{FormatVersion: 3, Objects: materialize.NewPositionCache(materialize.DirWriter{}, 0)}
 	mat := materialize.NewMaterializer(materialize.Config{Source: materialize.NewPGSource(conn, ""), Writer: materialize.DirWriter{}, Options: v3})
 	var requests []readRequest
 	last := rep.Snapshots[len(rep.Snapshots)-1].ID

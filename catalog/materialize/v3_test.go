@@ -367,3 +367,61 @@ func TestBuildEmitsEndOfUnrepresentableStretch(t *testing.T) {
 		}
 	}
 }
+
+// countingReader counts GetObject calls per location.
+type countingReader struct {
+	ObjectReader
+	gets map[string]int
+}
+
+func (c *countingReader) GetObject(ctx context.Context, location string) ([]byte, error) {
+	c.gets[location]++
+	return c.ObjectReader.GetObject(ctx, location)
+}
+
+func TestPositionCache(t *testing.T) {
+	ctx := context.Background()
+	mem := NewMemWriter()
+	for _, d := range eventsHistoryV3().DeleteFiles {
+		body, err := writePositionDeletes("x", []int64{3, 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := mem.PutObject(ctx, d.Path, body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	counter := &countingReader{ObjectReader: mem, gets: map[string]int{}}
+	cache := NewPositionCache(counter, 0)
+	for snap := int64(5); snap <= 6; snap++ {
+		h := eventsHistoryV3()
+		h.DeletePositions = nil
+		if _, err := Materialise(ctx, historySource{h}, 1, snap, Options{FormatVersion: 3, Objects: cache}); err != nil && !strings.Contains(err.Error(), "b-delete") {
+			t.Fatalf("snapshot %d: %v", snap, err)
+		}
+	}
+	for loc, n := range counter.gets {
+		if n != 1 {
+			t.Errorf("%s read %d times through the cache", loc, n)
+		}
+	}
+	if len(counter.gets) != 2 {
+		t.Errorf("reads %v", counter.gets)
+	}
+
+	// A budget of 3 positions holds one 2-position file at a time.
+	small := NewPositionCache(counter, 3)
+	clear(counter.gets)
+	paths := []string{"s3://lake/main/ev/a-delete.parquet", "s3://lake/main/ev/b-delete.parquet", "s3://lake/main/ev/a-delete.parquet"}
+	for _, p := range paths {
+		if pos, err := small.positions(ctx, p); err != nil || len(pos) != 2 {
+			t.Fatalf("%s: %v %v", p, pos, err)
+		}
+	}
+	if counter.gets[paths[0]] != 2 || counter.gets[paths[1]] != 1 || small.total != 2 || small.order.Len() != 1 {
+		t.Errorf("reads %v, cached %d positions in %d files", counter.gets, small.total, small.order.Len())
+	}
+	if _, err := small.positions(ctx, "s3://lake/missing"); err == nil {
+		t.Error("missing file read")
+	}
+}

@@ -2,11 +2,13 @@ package materialize
 
 import (
 	"bytes"
+	"container/list"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -44,13 +46,15 @@ func LoadDeletePositions(ctx context.Context, r ObjectReader, h *History, snapsh
 		if r == nil {
 			return fmt.Errorf("delete file %s: no ObjectReader to read it with", d.Path)
 		}
-		body, err := r.GetObject(ctx, d.Path)
-		if err != nil {
-			return fmt.Errorf("read delete file %s: %w", d.Path, err)
+		var pos []DeletedPosition
+		var err error
+		if pr, ok := r.(*PositionCache); ok {
+			pos, err = pr.positions(ctx, d.Path)
+		} else {
+			pos, err = loadPositions(ctx, r, d.Path)
 		}
-		pos, err := readDeletePositions(ctx, body)
 		if err != nil {
-			return fmt.Errorf("delete file %s: %w", d.Path, err)
+			return err
 		}
 		if pos == nil {
 			pos = []DeletedPosition{}
@@ -58,6 +62,81 @@ func LoadDeletePositions(ctx context.Context, r ObjectReader, h *History, snapsh
 		h.DeletePositions[d.ID] = pos
 	}
 	return nil
+}
+
+func loadPositions(ctx context.Context, r ObjectReader, location string) ([]DeletedPosition, error) {
+	body, err := r.GetObject(ctx, location)
+	if err != nil {
+		return nil, fmt.Errorf("read delete file %s: %w", location, err)
+	}
+	pos, err := readDeletePositions(ctx, body)
+	if err != nil {
+		return nil, fmt.Errorf("delete file %s: %w", location, err)
+	}
+	return pos, nil
+}
+
+// PositionCache is an ObjectReader that remembers what the delete files it
+// read delete. A file at a location never changes, so with one in
+// Options.Objects each delete file is read and parsed once, not on every
+// snapshot of its table. It holds at most max positions (least recently
+// used files go first) and is safe for concurrent use.
+type PositionCache struct {
+	r   ObjectReader
+	max int
+
+	mu    sync.Mutex
+	total int
+	order *list.List // front = most recent; values are *cachedPositions
+	items map[string]*list.Element
+}
+
+type cachedPositions struct {
+	location string
+	pos      []DeletedPosition
+}
+
+// NewPositionCache caches the positions of delete files read through r,
+// up to max positions in all (0 means 1<<22, about 64 MiB).
+func NewPositionCache(r ObjectReader, max int) *PositionCache {
+	if max <= 0 {
+		max = 1 << 22
+	}
+	return &PositionCache{r: r, max: max, order: list.New(), items: map[string]*list.Element{}}
+}
+
+// GetObject reads location through the underlying reader, uncached.
+func (c *PositionCache) GetObject(ctx context.Context, location string) ([]byte, error) {
+	return c.r.GetObject(ctx, location)
+}
+
+// positions returns the positions of the delete file at location; callers
+// must not modify them.
+func (c *PositionCache) positions(ctx context.Context, location string) ([]DeletedPosition, error) {
+	c.mu.Lock()
+	if e, ok := c.items[location]; ok {
+		c.order.MoveToFront(e)
+		c.mu.Unlock()
+		return e.Value.(*cachedPositions).pos, nil
+	}
+	c.mu.Unlock()
+	pos, err := loadPositions(ctx, c.r, location)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.items[location]; !ok && len(pos) <= c.max {
+		c.items[location] = c.order.PushFront(&cachedPositions{location, pos})
+		c.total += len(pos)
+		for c.total > c.max {
+			last := c.order.Back()
+			cp := c.order.Remove(last).(*cachedPositions)
+			delete(c.items, cp.location)
+			c.total -= len(cp.pos)
+		}
+	}
+	return pos, nil
 }
 
 // ducklakeSnapshotColumn is the column DuckDB adds to a delete file that
