@@ -46,6 +46,10 @@ type plan struct {
 	onMain        map[int64]bool // client snapshot ids set-snapshot-ref main points at
 	refs          []Update       // set-snapshot-ref of other refs
 	removeRefs    []string
+	// specAlias maps the id the client gave a spec this commit adds to the
+	// DuckLake partition id it got: files of the same commit name the
+	// former.
+	specAlias map[int]int64
 }
 
 // Commit checks a table commit's requirements against target and writes
@@ -81,7 +85,7 @@ func (c *Catalog) Commit(ctx context.Context, tx pgx.Tx, snap *Snapshot, target 
 		if err != nil {
 			return t, err
 		}
-		if err := c.applyFiles(ctx, tx, snap, t, ch, s.Summary["operation"]); err != nil {
+		if err := c.applyFiles(ctx, tx, snap, t, ch, s.Summary["operation"], p.specAlias); err != nil {
 			return t, err
 		}
 	}
@@ -179,7 +183,7 @@ func (c *Catalog) refSnapshot(ctx context.Context, tx pgx.Tx, target Target, ref
 // foldUpdates walks the updates in order and works out the state they
 // ask for. base is nil for a create transaction.
 func foldUpdates(updates []Update, base *iceberg.TableMetadata) (*plan, error) {
-	p := &plan{props: map[string]*string{}, onMain: map[int64]bool{}}
+	p := &plan{props: map[string]*string{}, onMain: map[int64]bool{}, specAlias: map[int]int64{}}
 	if base != nil {
 		p.formatVersion = base.FormatVersion
 	}
@@ -390,7 +394,11 @@ func (c *Catalog) createFromUpdates(ctx context.Context, tx pgx.Tx, snap *Snapsh
 	if p.uuid != "" {
 		tp.uuid = p.uuid
 	}
-	return c.writeTable(ctx, tx, snap, target.Namespace, tp)
+	t, err := c.writeTable(ctx, tx, snap, target.Namespace, tp)
+	if err == nil && p.spec != nil && tp.partitionID != 0 {
+		p.specAlias[p.spec.ID] = tp.partitionID
+	}
+	return t, err
 }
 
 // applyMetadata applies schema, partitioning, sort order and property
@@ -417,9 +425,12 @@ func (c *Catalog) applyMetadata(ctx context.Context, tx pgx.Tx, snap *Snapshot, 
 		}
 		top := topLevel(fields)
 		if p.spec != nil {
-			changed, err := c.replacePartition(ctx, tx, snap, t.ID, p.spec, top)
+			changed, id, err := c.replacePartition(ctx, tx, snap, t.ID, p.spec, top)
 			if err != nil {
 				return err
+			}
+			if id != 0 && slices.ContainsFunc(p.specs, func(s iceberg.PartitionSpec) bool { return specEqual(s, *p.spec) }) {
+				p.specAlias[p.spec.ID] = id
 			}
 			altered = altered || changed
 		}
@@ -469,14 +480,14 @@ func (c *Catalog) schemaVersion(ctx context.Context, tx pgx.Tx, snap *Snapshot, 
 
 // replacePartition makes spec the table's partitioning unless it already
 // is, as ALTER TABLE … SET PARTITIONED BY does.
-func (c *Catalog) replacePartition(ctx context.Context, tx pgx.Tx, snap *Snapshot, tableID int64, spec *iceberg.PartitionSpec, top map[int64]ducklake.Field) (bool, error) {
+func (c *Catalog) replacePartition(ctx context.Context, tx pgx.Tx, snap *Snapshot, tableID int64, spec *iceberg.PartitionSpec, top map[int64]ducklake.Field) (bool, int64, error) {
 	keys, truncs, err := duckPartition(spec, top)
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
 	cur, err := c.reader(tx).Partition(ctx, snap.ID, tableID)
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
 	var curKeys []duckKey
 	if cur != nil {
@@ -486,23 +497,27 @@ func (c *Catalog) replacePartition(ctx context.Context, tx pgx.Tx, snap *Snapsho
 	}
 	curTruncs, err := c.truncFields(ctx, tx, snap, tableID)
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
 	if slices.Equal(keys, curKeys) && slices.Equal(truncs, curTruncs) {
-		return false, nil
+		if cur != nil {
+			return false, cur.ID, nil
+		}
+		return false, 0, nil
 	}
 	if _, err := tx.Exec(ctx, `UPDATE `+c.t("ducklake_partition_info")+` SET end_snapshot = $1 WHERE table_id = $2 AND end_snapshot IS NULL`, snap.ID, tableID); err != nil {
-		return false, fmt.Errorf("end the partitioning of table %d: %w", tableID, err)
+		return false, 0, fmt.Errorf("end the partitioning of table %d: %w", tableID, err)
 	}
+	var id int64
 	if len(keys) > 0 {
-		if _, err := c.writePartition(ctx, tx, snap, tableID, keys); err != nil {
-			return false, err
+		if id, err = c.writePartition(ctx, tx, snap, tableID, keys); err != nil {
+			return false, 0, err
 		}
 	}
 	if err := c.writeTruncFields(ctx, tx, snap, tableID, truncs); err != nil {
-		return false, err
+		return false, 0, err
 	}
-	return true, nil
+	return true, id, nil
 }
 
 func (c *Catalog) truncFields(ctx context.Context, tx pgx.Tx, snap *Snapshot, tableID int64) ([]truncField, error) {

@@ -40,6 +40,8 @@ type tablePlan struct {
 	truncs     []truncField
 	sort       []sortKey
 	properties map[string]string
+
+	partitionID int64 // the DuckLake partition writeTable made, 0 for none
 }
 
 // planTable checks a new table's definition. With reassign, field ids are
@@ -237,7 +239,7 @@ func (c *Catalog) writeTable(ctx context.Context, tx pgx.Tx, snap *Snapshot, ns 
 		}
 	}
 	if len(p.keys) > 0 {
-		if _, err := c.writePartition(ctx, tx, snap, id, p.keys); err != nil {
+		if p.partitionID, err = c.writePartition(ctx, tx, snap, id, p.keys); err != nil {
 			return ducklake.Table{}, err
 		}
 	}

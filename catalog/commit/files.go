@@ -283,7 +283,7 @@ func (c *Catalog) shape(ctx context.Context, tx pgx.Tx, snap *Snapshot, t duckla
 }
 
 // applyFiles registers a snapshot's file changes in DuckLake rows.
-func (c *Catalog) applyFiles(ctx context.Context, tx pgx.Tx, snap *Snapshot, t ducklake.Table, ch *fileChange, operation string) error {
+func (c *Catalog) applyFiles(ctx context.Context, tx pgx.Tx, snap *Snapshot, t ducklake.Table, ch *fileChange, operation string, specAlias map[int]int64) error {
 	data, dels, err := c.liveFiles(ctx, tx, snap, t)
 	if err != nil {
 		return err
@@ -348,7 +348,11 @@ func (c *Catalog) applyFiles(ctx context.Context, tx pgx.Tx, snap *Snapshot, t d
 		var partID any
 		var values []*string
 		if len(a.spec.Fields) > 0 {
-			info := sh.partitions[int64(a.spec.ID)]
+			specPart := int64(a.spec.ID)
+			if id, ok := specAlias[a.spec.ID]; ok {
+				specPart = id
+			}
+			info := sh.partitions[specPart]
 			if info == nil {
 				return invalid("data file %s is written for partition spec %d, which the table does not have", f.Path, a.spec.ID)
 			}

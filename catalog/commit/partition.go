@@ -154,6 +154,9 @@ func servedSpec(id int, keys []duckKey, columns map[int64]ducklake.Field) iceber
 	spec := iceberg.PartitionSpec{ID: id}
 	names := map[string]bool{}
 	for i, k := range keys {
+		if impliedKey(keys, i) {
+			continue
+		}
 		col := columns[k.column]
 		var tr iceberg.Transform
 		name := col.Name
@@ -172,9 +175,37 @@ func servedSpec(id int, keys []duckKey, columns map[int64]ducklake.Field) iceber
 			name = base + "_" + strconv.Itoa(n)
 		}
 		names[name] = true
-		spec.Fields = append(spec.Fields, iceberg.PartitionField{SourceID: int(k.column), FieldID: iceberg.PartitionFieldIDStart + i, Name: name, Transform: tr})
+		spec.Fields = append(spec.Fields, iceberg.PartitionField{SourceID: int(k.column), FieldID: iceberg.PartitionFieldIDStart + len(spec.Fields), Name: name, Transform: tr})
 	}
 	return spec
+}
+
+// calendarLevel is the level of a DuckLake calendar transform (year 0 …
+// hour 3), -1 for others.
+func calendarLevel(transform string) int {
+	for l, name := range temporalLevels {
+		if transform == name {
+			return l
+		}
+	}
+	return -1
+}
+
+// impliedKey reports whether calendar key i has a finer calendar key on
+// the same column: catalog/materialize serves only the finest as an Iceberg
+// field (Iceberg refuses the coarser ones as redundant) and derives its
+// value from all of them.
+func impliedKey(keys []duckKey, i int) bool {
+	l := calendarLevel(keys[i].transform)
+	if l < 0 {
+		return false
+	}
+	for j, k := range keys {
+		if j != i && k.column == keys[i].column && calendarLevel(k.transform) > l {
+			return true
+		}
+	}
+	return false
 }
 
 // topLevel indexes the top-level fields of a table by column id.
@@ -205,34 +236,59 @@ func (c *Catalog) writePartition(ctx context.Context, tx pgx.Tx, snap *Snapshot,
 
 // partitionValues turns a data file's Iceberg partition tuple (written under
 // spec, the Iceberg form of DuckLake spec info) into DuckLake partition
-// values, one per key; nil entries are NULL.
+// values, one per key; nil entries are NULL. A calendar key the spec has no
+// field for comes from the finest calendar field of its column (Iceberg's
+// day holds the year and month DuckLake keeps as keys of their own).
 func partitionValues(spec iceberg.PartitionSpec, tuple []any, info *ducklake.PartitionInfo, columns map[int64]ducklake.Field) ([]*string, error) {
-	// Fields the sidecar keeps (truncate) have no DuckLake key.
-	var fields []int
-	for i, f := range spec.Fields {
-		if f.Transform.Kind != iceberg.TransformTruncate {
-			fields = append(fields, i)
-		}
+	if len(tuple) != len(spec.Fields) {
+		return nil, invalid("partition tuple of %d values for spec %d with %d fields", len(tuple), spec.ID, len(spec.Fields))
 	}
-	if len(fields) != len(info.Columns) || len(tuple) != len(spec.Fields) {
-		return nil, invalid("partition spec %d has %d fields, the table's partitioning %d keys", spec.ID, len(fields), len(info.Columns))
+	keys := make([]duckKey, len(info.Columns))
+	for k, c := range info.Columns {
+		keys[k] = duckKey{column: c.ColumnID, transform: c.Transform}
 	}
-	out := make([]*string, len(info.Columns))
-	for k, key := range info.Columns {
-		f := spec.Fields[fields[k]]
-		v := tuple[fields[k]]
-		if int64(f.SourceID) != key.ColumnID || !transformMatches(f.Transform, key.Transform) {
-			return nil, invalid("partition field %q (%s of column %d) is not key %d of the table's partitioning (%s of column %d)",
-				f.Name, f.Transform, f.SourceID, k, key.Transform, key.ColumnID)
+	used := make([]bool, len(spec.Fields))
+	// field finds the spec field for key k: the same transform of the same
+	// column, or for an implied calendar key the column's finest one.
+	field := func(k int) int {
+		key := keys[k]
+		for i, f := range spec.Fields {
+			if int64(f.SourceID) == key.column && transformMatches(f.Transform, key.transform) {
+				return i
+			}
 		}
+		if !impliedKey(keys, k) {
+			return -1
+		}
+		best, bestLevel := -1, calendarLevel(key.transform)
+		for i, f := range spec.Fields {
+			if l := temporalLevel(f.Transform); int64(f.SourceID) == key.column && l > bestLevel {
+				best, bestLevel = i, l
+			}
+		}
+		return best
+	}
+	out := make([]*string, len(keys))
+	for k, key := range keys {
+		i := field(k)
+		if i < 0 {
+			return nil, invalid("the table's partitioning has key %d (%s of column %d), which partition spec %d has no field for", k, key.transform, key.column, spec.ID)
+		}
+		used[i] = true
+		v := tuple[i]
 		if v == nil {
 			continue
 		}
-		s, err := keyValue(key.Transform, v, columns[key.ColumnID])
+		s, err := keyValue(key.transform, spec.Fields[i].Transform, v, columns[key.column])
 		if err != nil {
-			return nil, fmt.Errorf("partition field %q: %w", f.Name, err)
+			return nil, fmt.Errorf("partition field %q: %w", spec.Fields[i].Name, err)
 		}
 		out[k] = &s
+	}
+	for i, f := range spec.Fields {
+		if !used[i] && f.Transform.Kind != iceberg.TransformTruncate {
+			return nil, invalid("partition field %q (%s of column %d) is no key of the table's partitioning", f.Name, f.Transform, f.SourceID)
+		}
 	}
 	return out, nil
 }
@@ -249,32 +305,61 @@ func transformMatches(tr iceberg.Transform, duck string) bool {
 	return false
 }
 
-// keyValue is the DuckLake value of one partition key for an Iceberg
-// partition value: identity values in DuckDB's text, buckets as is, and
-// calendar fields as DuckDB stores them (the year, the month of the year,
-// the day of the month, the hour of the day) rather than Iceberg's counts
-// since 1970.
-func keyValue(transform string, v any, src ducklake.Field) (string, error) {
-	n, isInt := v.(int32)
-	switch {
-	case transform == "identity":
+// keyValue is the DuckLake value of one partition key from the value of
+// Iceberg partition field tr: identity values in DuckDB's text, buckets as
+// is, and calendar fields as DuckDB stores them (the year, the month of the
+// year, the day of the month, the hour of the day) rather than Iceberg's
+// counts since 1970; a coarser key is derived from a finer field.
+func keyValue(transform string, tr iceberg.Transform, v any, src ducklake.Field) (string, error) {
+	if transform == "identity" {
 		s, ok := duckText(src.Type, v, forPartition)
 		if !ok {
 			return "", unsupported("identity value %v of a %s column has no DuckDB text form here", v, src.Type)
 		}
 		return s, nil
-	case strings.HasPrefix(transform, "bucket(") && isInt:
-		return strconv.Itoa(int(n)), nil
-	case transform == "year" && isInt:
-		return strconv.Itoa(1970 + int(n)), nil
-	case transform == "month" && isInt:
-		return strconv.Itoa(int(floorMod(int64(n), 12)) + 1), nil
-	case transform == "day" && isInt:
-		return strconv.Itoa(time.Unix(int64(n)*86400, 0).UTC().Day()), nil
-	case transform == "hour" && isInt:
-		return strconv.Itoa(int(floorMod(int64(n), 24))), nil
 	}
-	return "", invalid("%T is not a value of a %s partition key", v, transform)
+	n, isInt := v.(int32)
+	if !isInt {
+		return "", invalid("%T is not a value of a %s partition field", v, tr)
+	}
+	if strings.HasPrefix(transform, "bucket(") {
+		return strconv.Itoa(int(n)), nil
+	}
+	var y, m, d, h int64
+	switch tr.Kind {
+	case iceberg.TransformYear:
+		y = 1970 + int64(n)
+	case iceberg.TransformMonth:
+		y, m = 1970+floorDiv(int64(n), 12), floorMod(int64(n), 12)+1
+	case iceberg.TransformDay, iceberg.TransformHour:
+		days := int64(n)
+		if tr.Kind == iceberg.TransformHour {
+			days, h = floorDiv(int64(n), 24), floorMod(int64(n), 24)
+		}
+		t := time.Unix(days*86400, 0).UTC()
+		y, m, d = int64(t.Year()), int64(t.Month()), int64(t.Day())
+	default:
+		return "", invalid("partition field %s cannot give a %s key", tr, transform)
+	}
+	switch transform {
+	case "year":
+		return strconv.FormatInt(y, 10), nil
+	case "month":
+		return strconv.FormatInt(m, 10), nil
+	case "day":
+		return strconv.FormatInt(d, 10), nil
+	case "hour":
+		return strconv.FormatInt(h, 10), nil
+	}
+	return "", invalid("partition key transform %q", transform)
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
 }
 
 func floorMod(a, b int64) int64 {

@@ -160,7 +160,9 @@ func TestDuckPartition(t *testing.T) {
 	for _, f := range served.Fields {
 		names = append(names, f.Name+"="+f.Transform.String())
 	}
-	if want := []string{"ts_year=year", "ts_month=month", "ts_day=day", "id_bucket_8=bucket[8]", "cat=identity"}; !reflect.DeepEqual(names, want) {
+	// The finest calendar field stands for the keys it implies, as
+	// catalog/materialize serves them.
+	if want := []string{"ts_day=day", "id_bucket_8=bucket[8]", "cat=identity"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("served spec %v, want %v", names, want)
 	}
 	// year and month asked for explicitly: no duplicates.
@@ -227,22 +229,28 @@ func TestPartitionValues(t *testing.T) {
 	if !reflect.DeepEqual(strs, want) {
 		t.Errorf("values %v, want %v", strs, want)
 	}
-	// Before 1970: floor, not truncation.
-	if s, _ := keyValue("month", int32(-1), top[1]); s != "12" {
-		t.Errorf("month -1 = %s, want 12", s)
-	}
-	if s, _ := keyValue("hour", int32(-1), top[1]); s != "23" {
-		t.Errorf("hour -1 = %s, want 23", s)
-	}
-	if s, _ := keyValue("day", int32(-1), top[1]); s != "31" {
-		t.Errorf("day -1 = %s, want 31", s)
+	// Before 1970: floor, not truncation; coarser keys from finer fields.
+	for _, c := range []struct {
+		key  string
+		tr   iceberg.Transform
+		n    int32
+		want string
+	}{
+		{"month", iceberg.Month, -1, "12"}, {"year", iceberg.Month, -1, "1969"}, {"year", iceberg.Month, 647, "2023"},
+		{"hour", iceberg.Hour, -1, "23"}, {"day", iceberg.Hour, -1, "31"}, {"month", iceberg.Hour, -1, "12"},
+		{"day", iceberg.Day, -1, "31"}, {"year", iceberg.Day, 19782, "2024"}, {"month", iceberg.Day, 19782, "2"},
+		{"year", iceberg.Year, 54, "2024"},
+	} {
+		if s, err := keyValue(c.key, c.tr, c.n, top[1]); s != c.want {
+			t.Errorf("%s from %s %d = %q (%v), want %s", c.key, c.tr, c.n, s, err, c.want)
+		}
 	}
 	// Nulls stay NULL; a spec that does not match the keys is refused.
-	tuple[5] = nil
+	tuple[len(tuple)-1] = nil
 	if got, err := partitionValues(spec, tuple, info, top); err != nil || got[5] != nil {
 		t.Errorf("null identity: %v %v", got, err)
 	}
-	spec.Fields[4].Transform = iceberg.Bucket(8)
+	spec.Fields[1].Transform = iceberg.Bucket(8)
 	if _, err := partitionValues(spec, tuple, info, top); !errors.Is(err, ErrInvalid) {
 		t.Errorf("mismatched spec: %v", err)
 	}

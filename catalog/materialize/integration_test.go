@@ -326,7 +326,6 @@ func checkPartitions(t *testing.T, meta map[string]*materialize.Result) {
 	}{
 		{"ev", "id", "id_bucket_4", iceberg.Bucket(4), iceberg.Primitive(iceberg.TypeLong)},
 		{"ev", "ts", "ts_year", iceberg.Year, iceberg.Primitive(iceberg.TypeTimestamp)},
-		{"ym", "d", "d_year", iceberg.Year, iceberg.Primitive(iceberg.TypeDate)},
 		{"ym", "d", "d_month", iceberg.Month, iceberg.Primitive(iceberg.TypeDate)},
 	} {
 		res := meta[tc.table]

@@ -31,6 +31,7 @@ type mappedField struct {
 	rule       fieldRule
 	srcDuck    ducklake.Type // source column's DuckLake type
 	result     iceberg.Type
+	key        int // position of the field's own key
 	year       int // key positions of the coarser keys on the same column
 	month, day int
 }
@@ -38,7 +39,8 @@ type mappedField struct {
 // mappedSpec is one DuckLake partition spec as an Iceberg spec.
 type mappedSpec struct {
 	spec   iceberg.PartitionSpec
-	fields []mappedField // in key order, like spec.Fields
+	fields []mappedField // like spec.Fields
+	keys   int           // DuckLake keys; a calendar key a finer one implies has no field
 }
 
 // bucketCompatible lists the source kinds whose DuckLake bucket(N) values
@@ -79,7 +81,13 @@ func mapPartitions(infos []ducklake.PartitionInfo, columnsAt func(int64) ([]duck
 			}
 			temporal[c.ColumnID][c.Transform] = i
 		}
-		names := map[string]bool{}
+		type mappedKey struct {
+			mf      mappedField
+			tr      iceberg.Transform
+			src     *ducklake.Field
+			srcType iceberg.Type
+		}
+		mapped := make([]mappedKey, len(info.Columns))
 		for i, c := range info.Columns {
 			src := findField(fields, c.ColumnID)
 			if src == nil {
@@ -93,6 +101,34 @@ func mapPartitions(infos []ducklake.PartitionInfo, columnsAt func(int64) ([]duck
 			if err != nil {
 				return nil, nil, 0, fmt.Errorf("partition %d key %d: %w", info.ID, i, err)
 			}
+			mf.key = i
+			mapped[i] = mappedKey{mf, tr, src, srcType}
+		}
+		// DuckLake needs year(ts) beside month(ts) for month(ts) to mean
+		// Iceberg's month; Iceberg refuses the coarser fields as redundant
+		// (PyIceberg will not write under such a spec). The finest calendar
+		// field of a column stands for them: its value is computed from
+		// all of them.
+		implied := func(i int) bool {
+			k := mapped[i]
+			if k.mf.rule < ruleYear || k.mf.rule > ruleDay {
+				return false
+			}
+			for j, o := range mapped {
+				if j != i && info.Columns[j].ColumnID == info.Columns[i].ColumnID && o.mf.rule > k.mf.rule && o.mf.rule <= ruleHour {
+					return true
+				}
+			}
+			return false
+		}
+		ms.keys = len(info.Columns)
+		names := map[string]bool{}
+		for i, c := range info.Columns {
+			if implied(i) {
+				continue
+			}
+			mf, tr, src, srcType := mapped[i].mf, mapped[i].tr, mapped[i].src, mapped[i].srcType
+			var err error
 			name := partitionName(src.Name, c.Transform, tr)
 			for base, n := name, 2; names[name]; n++ {
 				name = base + "_" + strconv.Itoa(n)
@@ -197,11 +233,11 @@ func mapField(c ducklake.PartitionColumn, src *ducklake.Field, srcType iceberg.T
 // partitionTuple computes a data file's Iceberg partition values from its
 // DuckLake partition values.
 func (ms *mappedSpec) partitionTuple(values []ducklake.FilePartitionValue) ([]any, error) {
-	if len(ms.fields) == 0 {
+	if ms.keys == 0 {
 		return []any{}, nil
 	}
-	if len(values) != len(ms.fields) {
-		return nil, fmt.Errorf("%d partition values for spec %d with %d keys", len(values), ms.spec.ID, len(ms.fields))
+	if len(values) != ms.keys {
+		return nil, fmt.Errorf("%d partition values for spec %d with %d keys", len(values), ms.spec.ID, ms.keys)
 	}
 	ints := make([]*int64, len(values)) // calendar fields, parsed lazily
 	intAt := func(i int) (int64, bool, error) {
@@ -219,7 +255,7 @@ func (ms *mappedSpec) partitionTuple(values []ducklake.FilePartitionValue) ([]an
 	}
 	out := make([]any, len(ms.fields))
 	for i, f := range ms.fields {
-		if values[i].Null || f.rule == ruleVoid {
+		if values[f.key].Null || f.rule == ruleVoid {
 			continue
 		}
 		var err error
@@ -227,16 +263,16 @@ func (ms *mappedSpec) partitionTuple(values []ducklake.FilePartitionValue) ([]an
 		case rulePass:
 			if ms.spec.Fields[i].Transform.Kind == iceberg.TransformBucket {
 				var n int64
-				n, _, err = intAt(i)
+				n, _, err = intAt(f.key)
 				out[i] = int32(n)
 				break
 			}
 			var v any
-			if v, err = ducklake.ParseDuckDBText(f.srcDuck, values[i].Value); err == nil {
+			if v, err = ducklake.ParseDuckDBText(f.srcDuck, values[f.key].Value); err == nil {
 				out[i], err = IcebergValue(f.srcDuck, v)
 			}
 		default:
-			out[i], err = temporalValue(f, i, intAt)
+			out[i], err = temporalValue(f, f.key, intAt)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("spec %d key %d: %w", ms.spec.ID, i, err)
