@@ -67,6 +67,7 @@ type reqState struct {
 	// up to a chunk, which the pool should not keep when large.
 	chunkedUsed int64
 	body        responseBody
+	down        downBody // a download's upstream body (downloader)
 	chunk       sigv4.ChunkedConfig
 	sign        sigv4.SignRequest
 	signHdrs    []sigv4.Header
@@ -141,6 +142,8 @@ func (s *Server) finish(st *reqState) {
 	st.upResp.Reset()
 	st.wire = wireReader{}
 	st.verified = verifiedReader{}
+	st.down.close(true) // no-op unless a response body was never written
+	st.down = downBody{}
 	st.body = responseBody{}
 	st.chunk = sigv4.ChunkedConfig{}
 	st.sign = sigv4.SignRequest{}
@@ -401,20 +404,135 @@ func (v *verifiedReader) Read(p []byte) (int, error) {
 type responseBody struct {
 	st       *reqState
 	r        io.Reader
+	size     int64 // the body's length; < 0: unknown
 	timeout  time.Duration
 	deadline time.Time
 }
 
 func (b *responseBody) Read(p []byte) (int, error) {
+	b.moveDeadline()
+	n, err := b.r.Read(p)
+	b.st.bytesOut += int64(n)
+	return n, err
+}
+
+// moveDeadline moves the client's write deadline once an eighth of it has
+// passed: moving it on every read would cost a timer update each.
+func (b *responseBody) moveDeadline() {
 	if b.timeout > 0 {
 		if now := time.Now(); b.deadline.Sub(now) < b.timeout-b.timeout/8 {
 			b.deadline = now.Add(b.timeout)
 			_ = b.st.ctx.SetWriteDeadline(b.deadline)
 		}
 	}
-	n, err := b.r.Read(p)
-	b.st.bytesOut += int64(n)
-	return n, err
+}
+
+// SupportsBodyWriteTo implements fasthttp.BodyWriterTo: WriteTo does what
+// Read does (deadlines, byte counts), so fasthttp may use it for chunked
+// responses too.
+func (b *responseBody) SupportsBodyWriteTo() bool { return true }
+
+// WriteTo implements io.WriterTo; fasthttp writes the response body with it.
+// A download from a TCP upstream into the client's connection is spliced;
+// anything else is copied with a large buffer, straight into the
+// connection's writer (its own ReadFrom would read in 32 KiB steps).
+func (b *responseBody) WriteTo(w io.Writer) (int64, error) {
+	rf, isRF := w.(io.ReaderFrom)
+	if d := &b.st.down; b.r == d && d.n > 0 && d.cc.tcp != nil && isRF {
+		return b.splice(d, w, rf)
+	}
+	if isRF && b.size >= 0 && b.size <= smallResponseBody {
+		// It fits the connection's write buffer: read straight into it.
+		return rf.ReadFrom(readOnly{b})
+	}
+	bufp := b.st.srv.copyBuffer()
+	defer b.st.srv.copyBufs.Put(bufp)
+	buf := *bufp
+	var written int64
+	for {
+		n, err := b.Read(buf)
+		if n > 0 {
+			m, werr := w.Write(buf[:n])
+			written += int64(m)
+			if werr == nil && m < n {
+				werr = io.ErrShortWrite
+			}
+			if werr != nil {
+				return written, werr
+			}
+		}
+		if err == io.EOF {
+			return written, nil
+		}
+		if err != nil {
+			return written, err
+		}
+	}
+}
+
+// smallResponseBody is the largest response body read straight into the
+// client connection's write buffer (32 KiB, shared with the header).
+const smallResponseBody = 16 << 10
+
+// readOnly hides responseBody's WriteTo from a ReadFrom.
+type readOnly struct{ b *responseBody }
+
+func (r readOnly) Read(p []byte) (int, error) { return r.b.Read(p) }
+
+// splice moves the download's body from the upstream socket to the client's
+// with splice(2): rf is the client connection's response writer, whose
+// ReadFrom hands a limited *net.TCPConn to the connection's own ReadFrom.
+// The body moves in segments, each under fresh read and write deadlines, so
+// a stalled side is cut off as in Read; segments grow while they are quick.
+func (b *responseBody) splice(d *downBody, w io.Writer, rf io.ReaderFrom) (int64, error) {
+	var written int64
+	// Body bytes that came with the header are in the read buffer.
+	if k := min(int64(d.cc.br.Buffered()), d.n); k > 0 {
+		b.moveDeadline()
+		p, _ := d.cc.br.Peek(int(k))
+		m, err := w.Write(p)
+		_, _ = d.cc.br.Discard(m)
+		d.n -= int64(m)
+		written += int64(m)
+		b.st.bytesOut += int64(m)
+		if err != nil {
+			d.err = err
+			return written, err
+		}
+	}
+	seg := int64(minSpliceSegment)
+	for d.n > 0 {
+		size := min(seg, d.n)
+		start := time.Now()
+		if err := d.cc.c.SetReadDeadline(start.Add(d.timeout)); err != nil {
+			d.err = err
+			return written, err
+		}
+		if b.timeout > 0 {
+			b.deadline = start.Add(b.timeout)
+			_ = b.st.ctx.SetWriteDeadline(b.deadline)
+		}
+		d.lr = io.LimitedReader{R: d.cc.tcp, N: size}
+		m, err := rf.ReadFrom(&d.lr)
+		d.n -= m
+		written += m
+		b.st.bytesOut += m
+		if err == nil && m < size {
+			err = io.ErrUnexpectedEOF
+		}
+		if err != nil {
+			d.err = err
+			return written, err
+		}
+		switch took := time.Since(start); {
+		case took < d.timeout/16 && seg < maxSpliceSegment:
+			seg *= 2
+		case took > d.timeout/4 && seg > minSpliceSegment:
+			seg /= 2
+		}
+	}
+	d.deadline = time.Time{}
+	return written, nil
 }
 
 // CloseWithError implements fasthttp.ReadCloserWithError: fasthttp calls it
@@ -424,7 +542,11 @@ func (b *responseBody) CloseWithError(err error) error {
 	if err != nil && st.clientErr == nil {
 		st.clientErr = err
 	}
-	_ = st.upResp.CloseBodyStream()
+	if st.down.active() {
+		st.down.close(err != nil)
+	} else {
+		_ = st.upResp.CloseBodyStream()
+	}
 	st.unref()
 	return nil
 }
@@ -719,7 +841,13 @@ func (s *Server) exchange(st *reqState) {
 	resp.Reset()
 	resp.Header.DisableNormalizing()
 	resp.Header.SetNoDefaultContentType(true)
-	if err := s.up.client.Do(&st.upReq, resp); err != nil {
+	var err error
+	if st.req.Op == OpGetObject && s.up.down != nil {
+		err = s.up.down.do(&st.upReq, resp, &st.down)
+	} else {
+		err = s.up.client.Do(&st.upReq, resp)
+	}
+	if err != nil {
 		if st.bodyErr != nil {
 			st.failBody()
 			return
@@ -751,11 +879,22 @@ func (s *Server) exchange(st *reqState) {
 	resp.Header.CopyTo(&out.Header)
 	fixResponseHeader(&out.Header, st.id[:])
 	st.status = resp.StatusCode()
-	if bs := resp.BodyStream(); bs != nil {
-		st.body = responseBody{st: st, r: bs, timeout: s.cfg.WriteTimeout}
-		st.refs.Add(1)
-		out.SetBodyStream(&st.body, resp.Header.ContentLength())
+	var body io.Reader
+	switch {
+	case st.down.active():
+		if st.down.empty() {
+			st.down.close(false)
+			return
+		}
+		body = &st.down
+	case resp.BodyStream() != nil:
+		body = resp.BodyStream()
+	default:
+		return
 	}
+	st.body = responseBody{st: st, r: body, size: int64(resp.Header.ContentLength()), timeout: s.cfg.WriteTimeout}
+	st.refs.Add(1)
+	out.SetBodyStream(&st.body, resp.Header.ContentLength())
 }
 
 // fixResponseHeader makes an upstream response header ours: hop-by-hop

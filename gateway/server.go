@@ -147,7 +147,8 @@ type Server struct {
 	srv        *fasthttp.Server
 	tokens     *tokenCache
 
-	states sync.Pool // *reqState
+	states   sync.Pool // *reqState
+	copyBufs sync.Pool // *[]byte of copyBufferSize: response bodies that are not spliced
 
 	ridBase uint64
 	ridSeq  atomic.Uint64
@@ -259,7 +260,24 @@ func (s *Server) Serve(ln net.Listener) error {
 func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.srv.ShutdownWithContext(ctx)
 	s.up.client.CloseIdleConnections()
+	if s.up.down != nil {
+		s.up.down.closeIdle()
+	}
 	return err
+}
+
+// copyBufferSize is the buffer of response bodies copied rather than
+// spliced: large enough that each read and write moves a lot per system
+// call (64 MiB GETs through a loopback proxy: 32 KiB copies 0.45× of
+// direct, 256 KiB 0.58×).
+const copyBufferSize = 256 << 10
+
+func (s *Server) copyBuffer() *[]byte {
+	if b, ok := s.copyBufs.Get().(*[]byte); ok {
+		return b
+	}
+	b := make([]byte, copyBufferSize)
+	return &b
 }
 
 // Metrics returns the server's collectors.

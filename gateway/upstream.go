@@ -60,6 +60,7 @@ const (
 // the root credentials requests are re-signed with.
 type upstream struct {
 	client    *fasthttp.HostClient
+	down      *downloader // GetObject over plain TCP; nil with TLS
 	tls       bool
 	host      []byte // Host of path-style requests: the endpoint's host[:port]
 	pathStyle bool
@@ -169,6 +170,9 @@ func newUpstream(cfg UpstreamConfig) (*upstream, error) {
 		DisableHeaderNamesNormalizing: true,
 		DisablePathNormalizing:        true,
 		StreamResponseBody:            true,
+	}
+	if !up.tls {
+		up.down = newDownloader(addr, cfg.dial, maxConns, connect, response, upstreamMaxIdleConnPeriod)
 	}
 	return up, nil
 }
