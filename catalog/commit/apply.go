@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -60,7 +61,7 @@ func (c *Catalog) Commit(ctx context.Context, tx pgx.Tx, snap *Snapshot, target 
 		return ducklake.Table{}, err
 	}
 	create := target.Table == nil
-	p, err := foldUpdates(req.Updates, target.Base)
+	p, err := foldUpdates(req.Updates, target.Base, c.maxFormat)
 	if err != nil {
 		return ducklake.Table{}, err
 	}
@@ -182,7 +183,7 @@ func (c *Catalog) refSnapshot(ctx context.Context, tx pgx.Tx, target Target, ref
 
 // foldUpdates walks the updates in order and works out the state they
 // ask for. base is nil for a create transaction.
-func foldUpdates(updates []Update, base *iceberg.TableMetadata) (*plan, error) {
+func foldUpdates(updates []Update, base *iceberg.TableMetadata, maxFormat int) (*plan, error) {
 	p := &plan{props: map[string]*string{}, onMain: map[int64]bool{}, specAlias: map[int]int64{}}
 	if base != nil {
 		p.formatVersion = base.FormatVersion
@@ -203,12 +204,12 @@ func foldUpdates(updates []Update, base *iceberg.TableMetadata) (*plan, error) {
 			switch {
 			case u.FormatVersion < p.formatVersion:
 				return nil, invalid("upgrade-format-version: cannot downgrade from %d to %d", p.formatVersion, u.FormatVersion)
-			case u.FormatVersion > 2:
-				return nil, unsupported("upgrade-format-version %d: this catalog serves Iceberg format version 2 only (format version 3 metadata is not materialised yet)", u.FormatVersion)
+			case u.FormatVersion > maxFormat:
+				return nil, unsupported("upgrade-format-version %d: this catalog serves Iceberg format versions up to %d", u.FormatVersion, maxFormat)
 			case u.FormatVersion < 1:
 				return nil, invalid("upgrade-format-version: %d", u.FormatVersion)
 			}
-			p.formatVersion = max(p.formatVersion, 2)
+			p.formatVersion = max(u.FormatVersion, 2)
 		case ActionAddSchema:
 			p.schemas = append(p.schemas, u.Schema)
 		case ActionSetCurrentSchema:
@@ -387,10 +388,11 @@ func (c *Catalog) createFromUpdates(ctx context.Context, tx pgx.Tx, snap *Snapsh
 			props[k] = *v
 		}
 	}
-	tp, err := planTable(target.Namespace, target.Name, p.location, p.schema, p.spec, p.order, props, false)
+	tp, err := planTable(target.Namespace, target.Name, p.location, p.schema, p.spec, p.order, props, false, c.maxFormat)
 	if err != nil {
 		return ducklake.Table{}, err
 	}
+	tp.formatVersion = max(tp.formatVersion, p.formatVersion)
 	if p.uuid != "" {
 		tp.uuid = p.uuid
 	}
@@ -460,6 +462,15 @@ func (c *Catalog) applyMetadata(ctx context.Context, tx pgx.Tx, snap *Snapshot, 
 		} else {
 			set[k] = *v
 		}
+	}
+	if p.formatVersion > base.FormatVersion {
+		set[FormatVersionProperty] = strconv.Itoa(p.formatVersion)
+	}
+	if len(set) > 0 || len(remove) > 0 || len(p.refs) > 0 || len(p.removeRefs) > 0 {
+		// The metadata changes though DuckLake's rows do not: the change
+		// entry is what tells the materialiser (and DuckDB's conflict
+		// check) that this table changed.
+		snap.change(fmt.Sprintf("altered_table:%d", t.ID))
 	}
 	slices.Sort(remove)
 	return c.setProperties(ctx, tx, t.ID, set, remove)

@@ -69,6 +69,7 @@ type Catalog struct {
 	objects ObjectReader
 	// MaxObjectBytes bounds one manifest list or manifest.
 	maxObjectBytes int64
+	maxFormat      int
 }
 
 // Config configures a Catalog.
@@ -80,7 +81,16 @@ type Config struct {
 	Objects ObjectReader
 	// MaxObjectBytes bounds one manifest list or manifest (64 MiB).
 	MaxObjectBytes int64
+	// MaxFormatVersion is the newest Iceberg format version tables may be
+	// created in or upgraded to (2): the one the catalog's materialiser
+	// serves. A table's version is the FormatVersionProperty.
+	MaxFormatVersion int
 }
+
+// FormatVersionProperty is the sidecar table property that chooses the
+// Iceberg format version a table is served in ("2" or "3"); the catalog
+// sets it on create and upgrade-format-version, clients cannot set it.
+const FormatVersionProperty = "duckicelake.format-version"
 
 // New returns a Catalog.
 func New(cfg Config) *Catalog {
@@ -91,7 +101,11 @@ func New(cfg Config) *Catalog {
 	if cfg.MaxObjectBytes <= 0 {
 		cfg.MaxObjectBytes = 64 << 20
 	}
-	return &Catalog{schema: pgx.Identifier{schema}.Sanitize(), objects: cfg.Objects, maxObjectBytes: cfg.MaxObjectBytes}
+	if cfg.MaxFormatVersion < 2 {
+		cfg.MaxFormatVersion = 2
+	}
+	return &Catalog{schema: pgx.Identifier{schema}.Sanitize(), objects: cfg.Objects, maxObjectBytes: cfg.MaxObjectBytes,
+		maxFormat: cfg.MaxFormatVersion}
 }
 
 func (c *Catalog) t(name string) string { return c.schema + "." + name }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -38,8 +39,9 @@ type tablePlan struct {
 	fields     []ducklake.Field // top level, as DuckLake will hold them
 	keys       []duckKey
 	truncs     []truncField
-	sort       []sortKey
-	properties map[string]string
+	sort          []sortKey
+	properties    map[string]string
+	formatVersion int // 0: the catalog's default (2)
 
 	partitionID int64 // the DuckLake partition writeTable made, 0 for none
 }
@@ -49,7 +51,7 @@ type tablePlan struct {
 // request gets); without, the ids are kept (a create transaction's
 // add-schema, whose ids the client's data files may already carry).
 func planTable(ns Namespace, name, location string, schema *iceberg.Schema, spec *iceberg.PartitionSpec,
-	order *iceberg.SortOrder, props map[string]string, reassign bool) (*tablePlan, error) {
+	order *iceberg.SortOrder, props map[string]string, reassign bool, maxFormat int) (*tablePlan, error) {
 	if err := checkTableName(name); err != nil {
 		return nil, err
 	}
@@ -104,8 +106,13 @@ func planTable(ns Namespace, name, location string, schema *iceberg.Schema, spec
 			return nil, err
 		}
 		if k == "format-version" {
-			if v != "2" {
-				return nil, unsupported("format-version %s: this catalog serves Iceberg format version 2", v)
+			switch n, err := strconv.Atoi(v); {
+			case err != nil || n < 1:
+				return nil, invalid("format-version %q", v)
+			case n > maxFormat:
+				return nil, unsupported("format-version %s: this catalog serves Iceberg format versions up to %d", v, maxFormat)
+			case n > 2:
+				p.formatVersion = n
 			}
 			continue // chooses the format; not a property
 		}
@@ -213,7 +220,7 @@ func (c *Catalog) nameTaken(ctx context.Context, tx pgx.Tx, schemaID int64, name
 // DuckDB numbers them), partitioning, sort order and properties. A staged
 // create (req.StageCreate) must go to StageTable instead.
 func (c *Catalog) CreateTable(ctx context.Context, tx pgx.Tx, snap *Snapshot, ns Namespace, req *CreateTableRequest) (ducklake.Table, error) {
-	p, err := planTable(ns, req.Name, req.Location, req.Schema, req.PartitionSpec, req.WriteOrder, req.Properties, true)
+	p, err := planTable(ns, req.Name, req.Location, req.Schema, req.PartitionSpec, req.WriteOrder, req.Properties, true, c.maxFormat)
 	if err != nil {
 		return ducklake.Table{}, err
 	}
@@ -258,7 +265,12 @@ func (c *Catalog) writeTable(ctx context.Context, tx pgx.Tx, snap *Snapshot, ns 
 			return ducklake.Table{}, fmt.Errorf("clear %s: %w", tbl, err)
 		}
 	}
-	if err := c.setProperties(ctx, tx, id, p.properties, nil); err != nil {
+	props := p.properties
+	if p.formatVersion > 2 {
+		props = maps.Clone(props)
+		props[FormatVersionProperty] = strconv.Itoa(p.formatVersion)
+	}
+	if err := c.setProperties(ctx, tx, id, props, nil); err != nil {
 		return ducklake.Table{}, err
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO `+c.t("ducklake_schema_versions")+` (begin_snapshot, schema_version, table_id) VALUES ($1, $2, $3)`,
@@ -274,8 +286,8 @@ func (c *Catalog) writeTable(ctx context.Context, tx pgx.Tx, snap *Snapshot, ns 
 // StageTable answers a staged create (stage-create: true): the metadata
 // the table will have, written nowhere. The client commits it later with
 // assert-create and the updates that rebuild this metadata.
-func StageTable(ns Namespace, req *CreateTableRequest, now time.Time) (*iceberg.TableMetadata, error) {
-	p, err := planTable(ns, req.Name, req.Location, req.Schema, req.PartitionSpec, req.WriteOrder, req.Properties, true)
+func (c *Catalog) StageTable(ns Namespace, req *CreateTableRequest, now time.Time) (*iceberg.TableMetadata, error) {
+	p, err := planTable(ns, req.Name, req.Location, req.Schema, req.PartitionSpec, req.WriteOrder, req.Properties, true, c.maxFormat)
 	if err != nil {
 		return nil, err
 	}
@@ -287,7 +299,7 @@ func (p *tablePlan) metadata(now time.Time) *iceberg.TableMetadata {
 	schema := *p.schema
 	schema.ID = 0
 	md := &iceberg.TableMetadata{
-		FormatVersion:   2,
+		FormatVersion:   max(p.formatVersion, 2),
 		TableUUID:       p.uuid,
 		Location:        p.location,
 		LastUpdatedMS:   now.UnixMilli(),

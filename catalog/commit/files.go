@@ -59,12 +59,12 @@ func (c *Catalog) ReadManifests(ctx context.Context, location string, req *Table
 }
 
 func (m *Manifests) read(ctx context.Context, c *Catalog, location string, s *iceberg.Snapshot) error {
-	if c.objects == nil {
-		return unsupported("this catalog has no storage client to read manifests with, so it cannot take snapshots")
-	}
 	listPath := normLocation(s.ManifestList)
 	if !under(listPath, location) {
 		return newError(ErrForbidden, "manifest list %s is not inside the table location %s", s.ManifestList, location)
+	}
+	if c.objects == nil {
+		return unsupported("this catalog has no storage client to read manifests with, so it cannot take snapshots")
 	}
 	if _, ok := m.lists[listPath]; ok {
 		return nil

@@ -324,7 +324,7 @@ func TestFoldUpdates(t *testing.T) {
 		"remove main":             {[]Update{{Action: ActionRemoveSnapshotRef, RefName: "main"}}, ErrUnsupported},
 		"encryption":              {[]Update{{Action: ActionAddEncryptionKey}}, ErrUnsupported},
 	} {
-		_, err := foldUpdates(c.updates, base)
+		_, err := foldUpdates(c.updates, base, 2)
 		if c.kind == nil && err != nil || c.kind != nil && !errors.Is(err, c.kind) {
 			t.Errorf("%s: %v, want %v", name, err, c.kind)
 		}
