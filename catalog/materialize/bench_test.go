@@ -124,7 +124,7 @@ func BenchmarkMaterializerNextSnapshot(b *testing.B) {
 			b.Fatal(err)
 		}
 		m.mu.Lock()
-		m.results = newLRU[cacheKey, *Result](1) // force a rebuild of the same snapshot
+		m.results = newLRU[cacheKey, cached](1) // force a rebuild of the same snapshot
 		m.mu.Unlock()
 	}
 }

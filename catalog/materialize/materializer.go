@@ -1,6 +1,7 @@
 package materialize
 
 import (
+	"cmp"
 	"container/list"
 	"context"
 	"fmt"
@@ -21,31 +22,48 @@ type Result struct {
 type Config struct {
 	Source Source
 	Writer ObjectWriter
-	// CacheEntries bounds the (table, snapshot) → Result cache; 0 means 256.
+	// CacheEntries bounds the result cache; 0 means 256.
 	CacheEntries int
 	// KnownObjects bounds the set of locations known to be stored, which
 	// saves an Exists call per file on later snapshots; 0 means 65536.
 	KnownObjects int
 	// WriteConcurrency bounds parallel uploads; 0 means 8.
 	WriteConcurrency int
-	Options          Options
+	// Options apply to every build; a Source that is a Resolver may choose
+	// another format version per table.
+	Options Options
 }
 
 // Materializer materialises DuckLake snapshots as Iceberg metadata, writes
 // each output once through its ObjectWriter and caches the results: a
-// bounded LRU keyed by (table, snapshot), with concurrent requests for the
-// same key sharing one build. Safe for concurrent use.
+// bounded LRU keyed by (table, snapshot, format version), with concurrent
+// requests for the same key sharing one build. When the Source is a
+// [Resolver], a request is keyed by the snapshot the table last changed at,
+// so commits to other tables cost no build. Safe for concurrent use.
 type Materializer struct {
 	cfg Config
 
 	mu      sync.Mutex
-	results *lru[cacheKey, *Result]
+	results *lru[cacheKey, cached]
 	known   *lru[string, struct{}]
 	flights map[cacheKey]*flight
 	builds  int
 }
 
-type cacheKey struct{ table, snapshot int64 }
+// cacheKey is what a build depends on: the table, the snapshot it is built
+// at and the format version.
+type cacheKey struct {
+	table, snapshot int64
+	version         int
+}
+
+// cached is a result with the Resolved.Snapshots it was built with: when
+// snapshots up to it have expired since, the history differs and the entry
+// is stale.
+type cached struct {
+	res       *Result
+	snapshots int64
+}
 
 type flight struct {
 	done chan struct{}
@@ -67,7 +85,7 @@ func NewMaterializer(cfg Config) *Materializer {
 	}
 	return &Materializer{
 		cfg:     cfg,
-		results: newLRU[cacheKey, *Result](cfg.CacheEntries),
+		results: newLRU[cacheKey, cached](cfg.CacheEntries),
 		known:   newLRU[string, struct{}](cfg.KnownObjects),
 		flights: map[cacheKey]*flight{},
 	}
@@ -76,11 +94,22 @@ func NewMaterializer(cfg Config) *Materializer {
 // Materialize returns table tableID as of DuckLake snapshot snapshotID,
 // building and storing it unless cached. Errors are not cached.
 func (m *Materializer) Materialize(ctx context.Context, tableID, snapshotID int64) (*Result, error) {
-	key := cacheKey{tableID, snapshotID}
+	key := cacheKey{tableID, snapshotID, m.defaultVersion()}
+	snapshots := int64(-1) // unknown: a Source that is no Resolver
+	if r, ok := m.cfg.Source.(Resolver); ok {
+		res, err := r.Resolve(ctx, tableID, snapshotID)
+		if err != nil {
+			return nil, err
+		}
+		key.snapshot, snapshots = res.Snapshot, res.Snapshots
+		if res.FormatVersion != 0 {
+			key.version = res.FormatVersion
+		}
+	}
 	m.mu.Lock()
-	if r, ok := m.results.get(key); ok {
+	if c, ok := m.results.get(key); ok && c.snapshots == snapshots {
 		m.mu.Unlock()
-		return r, nil
+		return c.res, nil
 	}
 	f := m.flights[key]
 	if f == nil {
@@ -88,7 +117,7 @@ func (m *Materializer) Materialize(ctx context.Context, tableID, snapshotID int6
 		m.flights[key] = f
 		m.builds++
 		// The build outlives a caller that gives up: others may wait on it.
-		go m.run(context.WithoutCancel(ctx), key, f)
+		go m.run(context.WithoutCancel(ctx), key, snapshots, f)
 	}
 	m.mu.Unlock()
 	select {
@@ -99,11 +128,16 @@ func (m *Materializer) Materialize(ctx context.Context, tableID, snapshotID int6
 	}
 }
 
-// Cached returns the cached result for (tableID, snapshotID), if any.
+func (m *Materializer) defaultVersion() int { return cmp.Or(m.cfg.Options.FormatVersion, 2) }
+
+// Cached returns the result cached for table tableID built at snapshot
+// snapshotID in the default format version, if any. With a Resolver, only
+// snapshots at which the table changed are built at.
 func (m *Materializer) Cached(tableID, snapshotID int64) (*Result, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.results.get(cacheKey{tableID, snapshotID})
+	c, ok := m.results.get(cacheKey{tableID, snapshotID, m.defaultVersion()})
+	return c.res, ok
 }
 
 // Builds counts the materialisations started (cache misses that were not
@@ -114,19 +148,21 @@ func (m *Materializer) Builds() int {
 	return m.builds
 }
 
-func (m *Materializer) run(ctx context.Context, key cacheKey, f *flight) {
+func (m *Materializer) run(ctx context.Context, key cacheKey, snapshots int64, f *flight) {
 	f.res, f.err = m.build(ctx, key)
 	m.mu.Lock()
 	delete(m.flights, key)
 	if f.err == nil {
-		m.results.put(key, f.res)
+		m.results.put(key, cached{f.res, snapshots})
 	}
 	m.mu.Unlock()
 	close(f.done)
 }
 
 func (m *Materializer) build(ctx context.Context, key cacheKey) (*Result, error) {
-	out, err := Materialise(ctx, m.cfg.Source, key.table, key.snapshot, m.cfg.Options)
+	opts := m.cfg.Options
+	opts.FormatVersion = key.version
+	out, err := Materialise(ctx, m.cfg.Source, key.table, key.snapshot, opts)
 	if err != nil {
 		return nil, err
 	}

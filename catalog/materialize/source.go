@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/jackc/pgx/v5"
@@ -65,6 +66,7 @@ type PGSource struct {
 	db     ducklake.Querier
 	schema string // quoted
 	r      *ducklake.Reader
+	props  atomic.Bool // the sidecar property table is known to exist
 }
 
 // NewPGSource reads the catalog in Postgres schema schema ("" = the default).
