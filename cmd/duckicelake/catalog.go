@@ -114,6 +114,10 @@ func openCatalog(ctx context.Context, cfg *config.Config, gatewayURL string, key
 	c.mat = materialize.NewMaterializer(materialize.Config{
 		Source: materialize.NewPGSource(c.pool, cc.Schema),
 		Writer: materialize.S3Writer{Client: root},
+		// Tables upgraded to format version 3 (duckicelake.format-version)
+		// turn DuckLake's delete files into deletion vectors: each is read
+		// once with the root client and its positions kept.
+		Options: materialize.Options{Objects: materialize.NewPositionCache(materialize.S3Reader{Client: root}, 0)},
 	})
 	c.rest, err = rest.New(ctx, rest.Config{
 		Name:        cc.Name,

@@ -152,6 +152,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer,
 		if cfg.Catalog.Eager {
 			cat.StartEager()
 		}
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Namespace: "duckicelake", Subsystem: "catalog", Name: "materializations_total",
+			Help: "Iceberg metadata builds: LoadTable and eager misses of the materialiser's cache (a table is built once per change).",
+		}, func() float64 { return float64(cat.mat.Builds()) }))
 	} else {
 		logger.Info("catalog off: no catalog.dsn (DUCKICELAKE_CATALOG_DSN or DUCKICELAKE_PG_DSN); serving the gateway only")
 	}
