@@ -30,22 +30,63 @@ const encHeadroom = 16 + 1 + len(chunkSignatureExt) + 1 + 64 + 2
 // cfg.DecodedLength >= 0, only if src produced exactly that many bytes, so a
 // backend receiving the encoding cannot complete an upload whose source
 // failed: an error from src is returned as is and ends the encoding.
-func NewChunkedEncoder(src io.Reader, cfg *ChunkedConfig, chunkSize int) io.Reader {
+func NewChunkedEncoder(src io.Reader, cfg *ChunkedConfig, chunkSize int) *ChunkedEncoder {
+	e := new(ChunkedEncoder)
+	e.Reset(src, cfg, chunkSize)
+	return e
+}
+
+// ChunkedEncoder is the reader NewChunkedEncoder returns. Reset reuses one
+// for another body, keeping its chunk buffer and hash states.
+type ChunkedEncoder struct {
+	src        io.Reader
+	srcEOF     bool
+	signed     bool
+	signer     chunkSigner
+	dataHash   hash.Hash // the chunk hash in the signed modes, else nil
+	sha        hash.Hash // dataHash's state, kept across Reset
+	trailer    ChecksumAlgorithm
+	sum        hash.Hash
+	sums       [ChecksumSHA256 + 1]hash.Hash // checksum states by algorithm, kept across Reset
+	decodedLen int64
+	total      int64
+	chunkSize  int
+	buf        []byte // headroom, chunk data, CRLF
+	out        []byte // encoded bytes not yet read
+	digest     [32]byte
+	ck         [maxChecksumSize]byte
+	done       bool
+	err        error
+}
+
+// Reset makes e the encoder NewChunkedEncoder(src, cfg, chunkSize) would
+// return. The chunk buffer is kept when it is large enough.
+func (e *ChunkedEncoder) Reset(src io.Reader, cfg *ChunkedConfig, chunkSize int) {
 	if chunkSize <= 0 {
 		chunkSize = DefaultEncodeChunkSize
 	}
-	e := &chunkedEncoder{
+	buf, sha, sums, sigBuf := e.buf, e.sha, e.sums, e.signer.buf[:0]
+	if need := encHeadroom + chunkSize + 2; cap(buf) < need {
+		buf = make([]byte, need)
+	}
+	*e = ChunkedEncoder{
 		src:        src,
 		signed:     cfg.Signed,
 		decodedLen: cfg.DecodedLength,
 		chunkSize:  chunkSize,
-		buf:        make([]byte, encHeadroom+chunkSize+2),
+		buf:        buf[:encHeadroom+chunkSize+2],
+		sha:        sha,
+		sums:       sums,
 	}
+	e.signer.buf = sigBuf
 	if e.decodedLen < 0 {
 		e.decodedLen = -1
 	}
 	if e.signed {
-		e.dataHash = sha256.New()
+		if e.sha == nil {
+			e.sha = sha256.New()
+		}
+		e.dataHash = e.sha
 		e.signer.reset(&cfg.SigningKey, cfg.AmzDate, cfg.Scope, &cfg.SeedSignature)
 	}
 	if t := trimOWS(cfg.Trailer); len(t) > 0 {
@@ -53,10 +94,14 @@ func NewChunkedEncoder(src io.Reader, cfg *ChunkedConfig, chunkSize int) io.Read
 		if !ok {
 			e.err = newError(ErrInvalidRequest, "The value specified in the x-amz-trailer header is not supported")
 		} else {
-			e.trailer, e.sum = a, a.New()
+			if e.sums[a] == nil {
+				e.sums[a] = a.New()
+			} else {
+				e.sums[a].Reset()
+			}
+			e.trailer, e.sum = a, e.sums[a]
 		}
 	}
-	return e
 }
 
 // EncodedLength returns the Content-Length of the encoding NewChunkedEncoder
@@ -95,25 +140,8 @@ func EncodedLength(decodedLength int64, chunkSize int, cfg *ChunkedConfig) int64
 	return n + 2
 }
 
-type chunkedEncoder struct {
-	src        io.Reader
-	srcEOF     bool
-	signed     bool
-	signer     chunkSigner
-	dataHash   hash.Hash
-	trailer    ChecksumAlgorithm
-	sum        hash.Hash
-	decodedLen int64
-	total      int64
-	chunkSize  int
-	buf        []byte // headroom, chunk data, CRLF
-	out        []byte // encoded bytes not yet read
-	digest     [32]byte
-	done       bool
-	err        error
-}
-
-func (e *chunkedEncoder) Read(p []byte) (int, error) {
+// Read implements io.Reader.
+func (e *ChunkedEncoder) Read(p []byte) (int, error) {
 	for {
 		if len(e.out) > 0 {
 			n := copy(p, e.out)
@@ -137,8 +165,38 @@ func (e *chunkedEncoder) Read(p []byte) (int, error) {
 	}
 }
 
+// WriteTo implements io.WriterTo: each encoded chunk goes to w straight from
+// the encoder's buffer, in one Write, instead of being copied into a
+// caller's buffer. It stops with the same errors Read would return.
+func (e *ChunkedEncoder) WriteTo(w io.Writer) (int64, error) {
+	var written int64
+	for {
+		if len(e.out) > 0 {
+			n, err := w.Write(e.out)
+			written += int64(n)
+			e.out = e.out[n:]
+			if err == nil && len(e.out) > 0 {
+				err = io.ErrShortWrite
+			}
+			if err != nil {
+				return written, err
+			}
+		}
+		switch {
+		case e.err != nil:
+			return written, e.err
+		case e.done:
+			return written, nil
+		case e.srcEOF:
+			e.final()
+		default:
+			e.next()
+		}
+	}
+}
+
 // next reads up to a chunk from src and encodes it in place.
-func (e *chunkedEncoder) next() {
+func (e *ChunkedEncoder) next() {
 	data := e.buf[encHeadroom : encHeadroom+e.chunkSize]
 	if e.dataHash != nil {
 		e.dataHash.Reset()
@@ -192,7 +250,7 @@ func (e *chunkedEncoder) next() {
 }
 
 // final encodes the final chunk and the trailer section.
-func (e *chunkedEncoder) final() {
+func (e *ChunkedEncoder) final() {
 	if e.decodedLen >= 0 && e.total != e.decodedLen {
 		e.err = newError(ErrIncompleteBody, incompleteBodyMsg)
 		return
@@ -212,8 +270,7 @@ func (e *chunkedEncoder) final() {
 		lineStart := len(b)
 		b = append(b, e.trailer.HeaderName()...)
 		b = append(b, ':')
-		var d [maxChecksumSize]byte
-		b = base64.StdEncoding.AppendEncode(b, e.sum.Sum(d[:0]))
+		b = base64.StdEncoding.AppendEncode(b, e.sum.Sum(e.ck[:0]))
 		b = append(b, '\n')
 		if e.signed {
 			e.digest = sha256.Sum256(b[lineStart:])

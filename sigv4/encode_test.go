@@ -168,6 +168,66 @@ func TestChunkedEncoderIncompleteSource(t *testing.T) {
 	}
 }
 
+// A reused encoder (Reset) produces what a new one does, read with Read or
+// written with WriteTo, across modes, sizes and chunk sizes in any order.
+func TestChunkedEncoderResetAndWriteTo(t *testing.T) {
+	data := make([]byte, 150001)
+	for i := range data {
+		data[i] = byte(i*7 + i>>9)
+	}
+	type tc struct {
+		size, chunk int
+		signed      bool
+		trailer     ChecksumAlgorithm
+	}
+	var cases []tc
+	for _, size := range []int{0, 1, 8192, 65537, 150001} {
+		for _, chunk := range []int{8192, 65536, 0} {
+			cases = append(cases, tc{size, chunk, true, 0}, tc{size, chunk, true, ChecksumCRC32C},
+				tc{size, chunk, false, ChecksumCRC32C}, tc{size, chunk, false, ChecksumSHA256})
+		}
+	}
+	reused := new(ChunkedEncoder)
+	for i, c := range cases {
+		cfg := &ChunkedConfig{Signed: c.signed, SigningKey: vecKey(), AmzDate: []byte(vecAmzDate), Scope: []byte(vecScope),
+			DecodedLength: int64(c.size)}
+		cfg.SeedSignature[1] = byte(i)
+		if c.trailer != 0 {
+			cfg.Trailer = []byte(c.trailer.HeaderName())
+		}
+		want, err := encodeAll(t, bytes.NewReader(data[:c.size]), cfg, c.chunk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reused.Reset(iotest.HalfReader(bytes.NewReader(data[:c.size])), cfg, c.chunk)
+		got, err := io.ReadAll(reused)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("%+v: reused encoder, Read: %d bytes (%v), want %d", c, len(got), err, len(want))
+		}
+		var buf bytes.Buffer
+		reused.Reset(bytes.NewReader(data[:c.size]), cfg, c.chunk)
+		n, err := reused.WriteTo(&buf)
+		if err != nil || n != int64(len(want)) || !bytes.Equal(buf.Bytes(), want) {
+			t.Fatalf("%+v: WriteTo: %d bytes (%v), want %d", c, n, err, len(want))
+		}
+	}
+}
+
+// WriteTo stops with the source's error and never writes the final chunk.
+func TestChunkedEncoderWriteToIncompleteSource(t *testing.T) {
+	payload := repeatA(100000)
+	cause := newError(ErrSignatureDoesNotMatch, "bad chunk")
+	for _, src := range []io.Reader{&failAfter{bytes.NewReader(payload[:70000]), cause}, bytes.NewReader(payload[:99999])} {
+		cfg := &ChunkedConfig{Signed: true, SigningKey: vecKey(), AmzDate: []byte(vecAmzDate), Scope: []byte(vecScope),
+			DecodedLength: 100000}
+		var buf bytes.Buffer
+		_, err := NewChunkedEncoder(src, cfg, 65536).WriteTo(&buf)
+		if err == nil || bytes.Contains(buf.Bytes(), []byte("\r\n0;chunk-signature=")) {
+			t.Fatalf("WriteTo: %v, final chunk written: %v", err, bytes.Contains(buf.Bytes(), []byte("\r\n0;")))
+		}
+	}
+}
+
 func TestChunkedEncoderBadTrailer(t *testing.T) {
 	cfg := &ChunkedConfig{Trailer: []byte("x-amz-checksum-md5"), DecodedLength: 3}
 	if n := EncodedLength(3, 0, cfg); n != -1 {
