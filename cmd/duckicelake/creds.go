@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -15,6 +17,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/duckicelake/duckicelake/catalog/revoke"
 	"github.com/duckicelake/duckicelake/internal/config"
 	"github.com/duckicelake/duckicelake/internal/creds"
 )
@@ -39,6 +45,7 @@ commands:
   mint      mint a credential for a principal and a set of grants
   inspect   decode a session token (and verify it when minting keys are configured)
   keygen    generate a minting key
+  revoke    revoke a credential (by vend id or session token) in the catalog's Postgres
 
 Run "duckicelake creds <command> -h" for a command's flags.
 `
@@ -55,6 +62,8 @@ func (c credsCommand) run(args []string) int {
 		return c.inspect(args[1:])
 	case "keygen":
 		return c.keygen(args[1:])
+	case "revoke":
+		return c.revoke(args[1:])
 	case "help", "-h", "--help":
 		fmt.Fprint(c.stdout, credsUsage)
 		return 0
@@ -77,14 +86,20 @@ func (c credsCommand) flagSet(name, synopsis, help string) *flag.FlagSet {
 }
 
 // parse parses args; it returns an exit code when the command should stop.
+// -h prints the usage on stdout only; a bad flag prints the error and the
+// usage on stderr.
 func (c credsCommand) parse(fs *flag.FlagSet, args []string) (int, bool) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(c.stdout)
-			fs.Usage()
-			return 0, true
-		}
-		return 2, true // the flag package printed the error and usage
+	var msg bytes.Buffer
+	fs.SetOutput(&msg)
+	err := fs.Parse(args)
+	fs.SetOutput(c.stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		c.stdout.Write(msg.Bytes())
+		return 0, true
+	case err != nil:
+		c.stderr.Write(msg.Bytes())
+		return 2, true
 	}
 	return 0, false
 }
@@ -435,5 +450,122 @@ func (c credsCommand) keygen(args []string) int {
 	} else {
 		fmt.Fprintf(c.stdout, "%s=%s:%s\n", config.EnvName("mint.keys"), *id, hex.EncodeToString(secret[:]))
 	}
+	return 0
+}
+
+const revokeHelp = `Revokes a credential: every credential minted with its vend id is refused
+by the gateways of the catalog (catalog.dsn, DUCKICELAKE_CATALOG_DSN or
+DUCKICELAKE_PG_DSN) until it expires. The revocation is a row of the
+catalog's duckicelake_revocation table and a NOTIFY, so running gateways
+refuse the credential (InvalidToken) as soon as the notification reaches
+them.
+
+Name the credential by -vend-id (as mint printed it) or by its session
+token (TOKEN, or "-" to read it from standard input), whose vend id and
+expiry are decoded. With -vend-id, the revocation lasts until -expires, or
+-ttl from now, or else mint.max_ttl from now (no credential minted before
+can outlive that).
+`
+
+func (c credsCommand) revoke(args []string) int {
+	fs := c.flagSet("revoke", "(-vend-id ID [-expires RFC3339 | -ttl DURATION] | TOKEN|-) [flags]", revokeHelp)
+	vendID := fs.String("vend-id", "", "vend id of the credential(s) to revoke")
+	expires := fs.String("expires", "", "with -vend-id: when the credential expires, RFC 3339 (e.g. 2026-06-01T12:00:00Z)")
+	ttl := fs.Duration("ttl", 0, "with -vend-id: revoke for this long from now")
+	timeout := fs.Duration("timeout", 30*time.Second, "give up after this long")
+	cfgFlags := config.AddConfigFlag(fs)
+	if code, stop := c.parse(fs, args); stop {
+		return code
+	}
+	switch {
+	case *vendID == "" && fs.NArg() != 1:
+		return c.usageError(fs, "name the credential: -vend-id ID or one TOKEN argument")
+	case *vendID != "" && fs.NArg() > 0:
+		return c.usageError(fs, "-vend-id and a TOKEN argument are exclusive")
+	case *vendID == "" && (*expires != "" || *ttl != 0):
+		return c.usageError(fs, "-expires and -ttl go with -vend-id; a token carries its expiry")
+	case *expires != "" && *ttl != 0:
+		return c.usageError(fs, "-expires and -ttl are exclusive")
+	case *ttl < 0:
+		return c.usageError(fs, "-ttl must be positive, got %s", *ttl)
+	}
+	cfg, err := cfgFlags.Load(c.lookupEnv)
+	if err != nil {
+		return c.fail("revoke", err)
+	}
+	now := c.now()
+	id, until, how := *vendID, time.Time{}, ""
+	switch {
+	case id == "":
+		token := fs.Arg(0)
+		if token == "-" {
+			b, err := io.ReadAll(io.LimitReader(c.stdin, creds.MaxTokenLen+2))
+			if err != nil {
+				return c.fail("revoke", err)
+			}
+			token = strings.TrimSpace(string(b))
+		}
+		claims, _, err := creds.ParseUnverified(token)
+		if err != nil {
+			return c.fail("revoke", err)
+		}
+		if claims.VendID == "" {
+			return c.fail("revoke", errors.New("the token has no vend id"))
+		}
+		id, until, how = claims.VendID, claims.Expiry, "the token's expiry"
+		if !until.After(now) {
+			fmt.Fprintf(c.stdout, "vend id %s expired at %s: gateways refuse it already; nothing revoked\n", id, until.Format(time.RFC3339))
+			return 0
+		}
+	case *expires != "":
+		if until, err = time.Parse(time.RFC3339, *expires); err != nil {
+			return c.usageError(fs, "-expires: %v", err)
+		}
+		how = "-expires"
+	case *ttl > 0:
+		until, how = now.Add(*ttl), "-ttl"
+	default:
+		until, how = now.Add(cfg.Mint.MaxTTL), "mint.max_ttl"
+	}
+	if cfg.Catalog.DSN == "" {
+		return c.fail("revoke", fmt.Errorf("no catalog configured: revocations live in the catalog's Postgres; %w", cfg.Require("catalog.dsn")))
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	pcfg, err := pgxpool.ParseConfig(string(cfg.Catalog.DSN))
+	if err != nil {
+		return c.fail("revoke", &config.Error{Key: "catalog.dsn", Msg: err.Error()})
+	}
+	if pcfg.ConnConfig.ConnectTimeout == 0 {
+		pcfg.ConnConfig.ConnectTimeout = 10 * time.Second
+	}
+	pcfg.ConnConfig.RuntimeParams["application_name"] = "duckicelake creds revoke"
+	where := describeDB(pcfg.ConnConfig)
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return c.fail("revoke", fmt.Errorf("catalog database %s: %w", where, err))
+	}
+	defer pool.Close()
+	// Open would retry a missing table until the timeout.
+	var present bool
+	if err := pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`,
+		pgx.Identifier{cfg.Catalog.Schema, "duckicelake_revocation"}.Sanitize()).Scan(&present); err != nil {
+		return c.fail("revoke", fmt.Errorf("catalog database %s: %w", where, err))
+	}
+	if !present {
+		return c.fail("revoke", fmt.Errorf("catalog database %s has no revocation table in schema %q: run `duckicelake init --schema %s` first",
+			where, cfg.Catalog.Schema, cfg.Catalog.Schema))
+	}
+	store, err := revoke.Open(ctx, pool, revoke.Options{Schema: cfg.Catalog.Schema})
+	if err != nil {
+		return c.fail("revoke", fmt.Errorf("catalog database %s: %w", where, err))
+	}
+	defer store.Close()
+	if err := store.Revoke(ctx, id, until); err != nil {
+		return c.fail("revoke", fmt.Errorf("catalog database %s: %w", where, err))
+	}
+	fmt.Fprintf(c.stdout, "revoked vend id %s until %s (%s) in schema %q of %s\n", id, until.UTC().Format(time.RFC3339), how, cfg.Catalog.Schema, where)
+	fmt.Fprintln(c.stdout, "running gateways of this catalog refuse it as soon as the notification reaches them")
 	return 0
 }
