@@ -10,29 +10,47 @@ import (
 	"os/signal"
 	"time"
 
-	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/duckicelake/duckicelake/catalog/ducklake"
+	"github.com/duckicelake/duckicelake/internal/config"
 )
 
-// runInit implements `duckicelake init`: create the DuckLake catalog in
-// Postgres (as DuckDB 1.5.x would) and bring duckicelake's sidecar tables up
-// to date. Safe to rerun and to run concurrently.
-func runInit(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("init", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	dsn := fs.String("dsn", os.Getenv("DUCKICELAKE_PG_DSN"), "Postgres DSN of the catalog database (default $DUCKICELAKE_PG_DSN)")
-	dataPath := fs.String("data-path", "", "where DuckDB writes Parquet files, e.g. s3://lake/data/ (required for a new catalog)")
-	schema := fs.String("schema", ducklake.DefaultSchema, "Postgres schema of the catalog tables (DuckDB's METADATA_SCHEMA)")
-	timeout := fs.Duration("timeout", time.Minute, "give up after this long")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: duckicelake init [--dsn DSN] [--data-path s3://bucket/prefix/] [--schema public]
+const initUsage = `usage: duckicelake init [-config file] [-dsn DSN] [-data-path s3://bucket/prefix/] [-schema public]
 
 Creates a DuckLake 1.0 catalog in Postgres exactly as DuckDB 1.5.x's ducklake
 extension would, so DuckDB can ATTACH 'ducklake:postgres:<dsn>' unchanged, and
 applies duckicelake's sidecar migrations. Rerunning it changes nothing; a
 catalog of another DuckLake version is refused.
 
-`)
+The database, data path and schema are serve's catalog.dsn, catalog.data_path
+and catalog.schema, read like serve reads them (config file, DUCKICELAKE_*
+environment: DUCKICELAKE_CATALOG_DSN or DUCKICELAKE_PG_DSN,
+DUCKICELAKE_CATALOG_DATA_PATH, DUCKICELAKE_CATALOG_SCHEMA); the flags
+override them.
+
+flags:
+`
+
+// runInit implements `duckicelake init`: create the DuckLake catalog in
+// Postgres (as DuckDB 1.5.x would) and bring duckicelake's sidecar tables up
+// to date. Safe to rerun and to run concurrently.
+func runInit(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return initCatalogCmd(ctx, args, stdout, stderr, os.LookupEnv)
+}
+
+func initCatalogCmd(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) int {
+	fs := flag.NewFlagSet("init", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgFlags := config.AddConfigFlag(fs)
+	dsn := fs.String("dsn", "", "Postgres DSN of the catalog database (default catalog.dsn)")
+	dataPath := fs.String("data-path", "", "where DuckDB writes Parquet files, e.g. s3://lake/data/ (required for a new catalog; default catalog.data_path)")
+	schema := fs.String("schema", "", "Postgres schema of the catalog tables, DuckDB's METADATA_SCHEMA (default catalog.schema, public)")
+	timeout := fs.Duration("timeout", time.Minute, "give up after this long")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), initUsage)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -46,16 +64,30 @@ catalog of another DuckLake version is refused.
 		fs.Usage()
 		return 2
 	}
+	cfg, err := cfgFlags.Load(lookupEnv)
+	if err != nil {
+		fmt.Fprintf(stderr, "duckicelake init: %v\n", err)
+		return 2
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !set["dsn"] {
+		*dsn = string(cfg.Catalog.DSN)
+	}
+	if !set["data-path"] {
+		*dataPath = cfg.Catalog.DataPath
+	}
+	if !set["schema"] {
+		*schema = cfg.Catalog.Schema
+	}
 	if *dsn == "" {
-		fmt.Fprintln(stderr, "duckicelake init: no database: pass --dsn or set DUCKICELAKE_PG_DSN (scripts/pg.sh start prints one)")
+		fmt.Fprintln(stderr, "duckicelake init: no database: pass -dsn, set DUCKICELAKE_CATALOG_DSN or DUCKICELAKE_PG_DSN, "+
+			"or catalog.dsn in the config file (scripts/pg.sh start prints one for a private cluster)")
 		return 2
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-
 	conn, err := pgx.Connect(ctx, *dsn)
 	if err != nil {
 		fmt.Fprintf(stderr, "duckicelake init: connect: %v\n", err)

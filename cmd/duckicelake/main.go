@@ -5,7 +5,9 @@
 //
 //	duckicelake <command> [flags]
 //
-// Commands: version (more arrive with the gateway and catalog).
+// Commands: serve (the S3 gateway and the Iceberg REST catalog), init (the
+// DuckLake catalog in Postgres), creds (mint, inspect, keygen, revoke) and
+// version; "duckicelake help" describes them.
 package main
 
 import (
@@ -50,10 +52,18 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `usage: duckicelake <command> [flags]
 
 commands:
-  creds     mint, inspect and generate keys for gateway credentials
-  init      create the DuckLake catalog in Postgres and apply sidecar migrations
-  serve     run the S3 gateway (and the admin endpoints)
+  serve     run the S3 gateway (gateway.listen) and, on catalog.listen, the admin
+            endpoints (/healthz, /readyz, /metrics) and, with catalog.dsn, the
+            Iceberg REST catalog (/v1/…) on the DuckLake catalog in Postgres
+  init      create the DuckLake catalog in Postgres (catalog.dsn, catalog.data_path,
+            catalog.schema) and apply duckicelake's sidecar migrations; idempotent
+  creds     gateway credentials: mint, inspect (decode and verify a session token),
+            keygen (a minting key), revoke (by vend id or token, in the catalog)
   version   print the version
   help      show this help
+
+Settings come from flags, DUCKICELAKE_* environment variables and a config file
+(-config or DUCKICELAKE_CONFIG; duckicelake.example.toml lists every one).
+Run "duckicelake <command> -h" for a command's flags.
 `)
 }

@@ -15,6 +15,9 @@ func TestRunCommands(t *testing.T) {
 	}{
 		{[]string{"version"}, 0, "duckicelake dev", ""},
 		{[]string{"help"}, 0, "usage: duckicelake", ""},
+		{[]string{"help"}, 0, "\n  init      create the DuckLake catalog", ""},
+		{[]string{"help"}, 0, "revoke (by vend id or token, in the catalog)", ""},
+		{[]string{"help"}, 0, "Iceberg REST catalog (/v1/…)", ""},
 		{nil, 2, "", "usage: duckicelake"},
 		{[]string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
 	}
