@@ -27,6 +27,9 @@ deletes     position delete files committed by hand (PyIceberg's manifest
 race        PyIceberg appends (threads) race DuckDB INSERTs into one table;
             counts every row and the conflicts each side saw.
 staged      create_table_transaction with an append in the same commit.
+evolve      partition evolution (identity and day fields added to an
+            unpartitioned table) and a sort order, with appends between,
+            a DuckDB insert and a delete.
 """
 
 from __future__ import annotations
@@ -437,13 +440,49 @@ def staged(run: Run) -> dict:
     return report
 
 
+def evolve(run: Run) -> dict:
+    ns = run.ns
+    schema = Schema(NestedField(1, "id", LongType()), NestedField(2, "ts", TimestampType()), NestedField(3, "cat", StringType()))
+    t = run.cat.create_table((ns, "e"), schema)
+
+    def rows(lo, hi):
+        return pa.Table.from_pylist([
+            {"id": i, "ts": datetime.datetime(2024, 3, 1) + datetime.timedelta(days=i), "cat": "xy"[i % 2]} for i in range(lo, hi)],
+            schema=t.schema().as_arrow())
+
+    t.append(rows(0, 20))
+    run.record("unpartitioned", t)
+    with t.update_spec() as u:
+        u.add_identity("cat")
+        u.add_field("ts", DayTransform(), "ts_day")
+    t = run.cat.load_table((ns, "e"))
+    report: dict = {"spec": [[f.name, str(f.transform)] for f in t.spec().fields], "spec_id": t.spec().spec_id}
+    t.append(rows(20, 40))
+    run.record("partitioned", t)
+    with t.update_sort_order() as u:
+        u.desc("id", IdentityTransform())
+    t = run.cat.load_table((ns, "e"))
+    t.append(rows(40, 50))
+    run.record("after sort order", t)
+    run.duck.execute(f"INSERT INTO l.{ns}.e SELECT 100 + i, TIMESTAMP '2024-05-01' + INTERVAL (i) DAY, 'z' FROM range(20) r(i)")
+    t = run.cat.load_table((ns, "e"))
+    run.steps.append({"step": "duckdb insert", "snapshot": t.current_snapshot().snapshot_id})
+    t.delete(delete_filter="cat == 'x'")
+    run.record("delete", t)
+    report.update(run.compare("e"))
+    report["day_count"] = [len(t.scan(row_filter="ts >= '2024-03-26T00:00:00' and ts < '2024-03-27T00:00:00'").to_arrow()),
+                           run.duck.execute(f"SELECT count(*) FROM l.{ns}.e WHERE ts >= TIMESTAMP '2024-03-26' AND ts < TIMESTAMP '2024-03-27'").fetchone()[0]]
+    return report
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 7:
         print(__doc__, file=sys.stderr)
         return 2
     scenario, uri, cred, dsn, data_path, ns = argv[1:]
     run = Run(uri, cred, dsn, data_path, ns)
-    fn = {"lifecycle": lifecycle, "partitioned": partitioned, "deletes": deletes, "race": race, "staged": staged}[scenario]
+    fn = {"lifecycle": lifecycle, "partitioned": partitioned, "deletes": deletes, "race": race, "staged": staged,
+          "evolve": evolve}[scenario]
     json.dump(fn(run), sys.stdout, default=str)
     return 0
 

@@ -322,3 +322,42 @@ func TestPyIcebergRacesDuckDB(t *testing.T) {
 	}
 	t.Logf("conflicts: PyIceberg %d (retried), DuckDB raised %d (after its own retries)", got.PyConf, got.DuckConf)
 }
+
+// TestPyIcebergPartitionEvolution: PyIceberg adds partition fields to an
+// unpartitioned table and a sort order; DuckLake gets a new partitioning
+// (old files keep none) and sort expressions, and DuckDB reads and prunes
+// the files PyIceberg wrote under each spec.
+func TestPyIcebergPartitionEvolution(t *testing.T) {
+	ns := "we" + randomHex(4)
+	env := writeEnv(t, ns)
+	var got struct {
+		compareReport
+		Spec     [][]string `json:"spec"`
+		SpecID   int        `json:"spec_id"`
+		DayCount []int      `json:"day_count"`
+	}
+	pyWriteScenario(t, env, "evolve", ns, &got)
+	got.check(t, map[string]int{"unpartitioned": 20, "partitioned": 40, "after sort order": 50, "duckdb insert": 70, "delete": 45})
+	if fmt.Sprint(got.Spec) != "[[cat identity] [ts_day day]]" || got.SpecID == 0 {
+		t.Errorf("spec after evolution: %v (id %d)", got.Spec, got.SpecID)
+	}
+	if got.DayCount[0] != got.DayCount[1] || got.DayCount[0] != 1 {
+		t.Errorf("rows of 2024-03-26: PyIceberg %d, DuckDB %d, want 1", got.DayCount[0], got.DayCount[1])
+	}
+	// The first files had no partition; the delete rewrote them under the
+	// new spec.
+	var parts, unpartitioned, live int
+	if err := env.pool.QueryRow(context.Background(), `SELECT count(DISTINCT partition_id), count(*) FILTER (WHERE partition_id IS NULL),
+			count(*) FILTER (WHERE partition_id IS NULL AND d.end_snapshot IS NULL)
+		FROM ducklake_data_file d JOIN ducklake_table t USING (table_id) WHERE t.table_name = 'e'`).Scan(&parts, &unpartitioned, &live); err != nil {
+		t.Fatal(err)
+	}
+	if parts != 1 || unpartitioned == 0 || live != 0 {
+		t.Errorf("files of e: %d partitionings besides none, %d unpartitioned files, %d of them live", parts, unpartitioned, live)
+	}
+	var sortExpr string
+	if err := env.pool.QueryRow(context.Background(), `SELECT string_agg(e.expression || ' ' || e.sort_direction, ',') FROM ducklake_sort_expression e
+		JOIN ducklake_sort_info i USING (sort_id) WHERE i.end_snapshot IS NULL`).Scan(&sortExpr); err != nil || sortExpr != "id DESC" {
+		t.Errorf("sort order in DuckLake: %q (%v)", sortExpr, err)
+	}
+}
