@@ -102,7 +102,7 @@ func (c *Catalog) Check(ctx context.Context, tx pgx.Tx, target Target, req *Tabl
 	create := slices.ContainsFunc(req.Requirements, func(r Requirement) bool { return r.Type == AssertCreate })
 	switch {
 	case create && target.Table != nil:
-		return conflict("Requirement failed: table %s.%s already exists", target.Namespace.Name, target.Name)
+		return conflict("Requirement failed: table already exists: %s.%s", target.Namespace.Name, target.Name)
 	case !create && target.Table == nil:
 		return newError(ErrNotFound, "Table does not exist: %s.%s", target.Namespace.Name, target.Name)
 	case create && len(req.Requirements) > 1:
@@ -123,7 +123,7 @@ func (c *Catalog) checkRequirements(ctx context.Context, tx pgx.Tx, target Targe
 		switch r.Type {
 		case AssertTableUUID:
 			if !strings.EqualFold(r.UUID, md.TableUUID) {
-				return failed("table UUID does not match: expected %s != %s", md.TableUUID, r.UUID)
+				return failed("UUID does not match: expected %s != %s", md.TableUUID, r.UUID)
 			}
 		case AssertRefSnapshotID:
 			cur, exists, err := c.refSnapshot(ctx, tx, target, r.Ref)

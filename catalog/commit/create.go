@@ -202,17 +202,22 @@ func (c *Catalog) insertColumn(ctx context.Context, tx pgx.Tx, snap *Snapshot, t
 	return nil
 }
 
-// nameTaken reports whether a live table or view of schema schemaID is
-// called name.
-func (c *Catalog) nameTaken(ctx context.Context, tx pgx.Tx, schemaID int64, name string) (bool, error) {
-	var taken bool
-	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+c.t("ducklake_table")+` WHERE schema_id = $1 AND table_name = $2 AND end_snapshot IS NULL)
-		OR EXISTS (SELECT 1 FROM `+c.t("ducklake_view")+` WHERE schema_id = $1 AND view_name = $2 AND end_snapshot IS NULL)`,
-		schemaID, name).Scan(&taken)
-	if err != nil {
-		return false, fmt.Errorf("look up %q: %w", name, err)
+// nameTaken says what live object of schema schemaID is called name:
+// "table", "view" or "" for none.
+func (c *Catalog) nameTaken(ctx context.Context, tx pgx.Tx, schemaID int64, name string) (string, error) {
+	var table, view bool
+	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+c.t("ducklake_table")+` WHERE schema_id = $1 AND table_name = $2 AND end_snapshot IS NULL),
+		EXISTS (SELECT 1 FROM `+c.t("ducklake_view")+` WHERE schema_id = $1 AND view_name = $2 AND end_snapshot IS NULL)`,
+		schemaID, name).Scan(&table, &view)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("look up %q: %w", name, err)
+	case table:
+		return "table", nil
+	case view:
+		return "view", nil
 	}
-	return taken, nil
+	return "", nil
 }
 
 // CreateTable checks req and writes the new table into tx as part of
@@ -228,12 +233,14 @@ func (c *Catalog) CreateTable(ctx context.Context, tx pgx.Tx, snap *Snapshot, ns
 }
 
 func (c *Catalog) writeTable(ctx context.Context, tx pgx.Tx, snap *Snapshot, ns Namespace, p *tablePlan) (ducklake.Table, error) {
-	taken, err := c.nameTaken(ctx, tx, ns.ID, p.name)
-	if err != nil {
+	// The messages are Iceberg's own, which clients match on.
+	switch taken, err := c.nameTaken(ctx, tx, ns.ID, p.name); {
+	case err != nil:
 		return ducklake.Table{}, err
-	}
-	if taken {
+	case taken == "table":
 		return ducklake.Table{}, newError(ErrExists, "Table already exists: %s.%s", ns.Name, p.name)
+	case taken == "view":
+		return ducklake.Table{}, newError(ErrExists, "View with same name already exists: %s.%s", ns.Name, p.name)
 	}
 	id := snap.catalogID()
 	if _, err := tx.Exec(ctx, `INSERT INTO `+c.t("ducklake_table")+` (table_id, table_uuid, begin_snapshot, end_snapshot, schema_id, table_name, path, path_is_relative)
@@ -246,6 +253,7 @@ func (c *Catalog) writeTable(ctx context.Context, tx pgx.Tx, snap *Snapshot, ns 
 		}
 	}
 	if len(p.keys) > 0 {
+		var err error
 		if p.partitionID, err = c.writePartition(ctx, tx, snap, id, p.keys); err != nil {
 			return ducklake.Table{}, err
 		}
