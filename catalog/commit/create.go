@@ -30,15 +30,15 @@ type Namespace struct {
 // tablePlan is a new table, checked and translated: what CreateTable
 // writes and StageTable answers.
 type tablePlan struct {
-	name       string
-	uuid       string
-	path       string // the table's path relative to its schema's, ending in "/"
-	location   string // resolved, without the trailing "/" (Iceberg's table location)
-	schema     *iceberg.Schema
-	columns    []column
-	fields     []ducklake.Field // top level, as DuckLake will hold them
-	keys       []duckKey
-	truncs     []truncField
+	name          string
+	uuid          string
+	path          string // the table's path relative to its schema's, ending in "/"
+	location      string // resolved, without the trailing "/" (Iceberg's table location)
+	schema        *iceberg.Schema
+	columns       []column
+	fields        []ducklake.Field // top level, as DuckLake will hold them
+	keys          []duckKey
+	truncs        []truncField
 	sort          []sortKey
 	properties    map[string]string
 	formatVersion int // 0: the catalog's default (2)
