@@ -16,4 +16,31 @@
 // as materialised at the head snapshot; a mismatch is an [ErrConflict]. What
 // DuckLake cannot hold is refused with [ErrUnsupported] and a reason, never
 // accepted and dropped.
+//
+// The translation:
+//
+//	create table             ducklake_table, ducklake_column (ids depth first from 1, as DuckDB
+//	                         numbers them), schema version, created_table:"ns"."t"
+//	add-snapshot             the client's manifests added by the snapshot: ADDED data files →
+//	                         ducklake_data_file (+ file column stats from the metrics, partition
+//	                         values, row ids from ducklake_table_stats), DELETED → end_snapshot
+//	                         (and of their delete files); inserted_into_table / deleted_from_table
+//	                         (compacted_table for replace)
+//	position delete file     ducklake_delete_file of its one data file (referenced_data_file or
+//	                         equal file_path bounds); a second one for the same data file → 501
+//	equality delete file     501
+//	add-schema + current     columns diffed by field id: add, drop, rename, int→long, float→double,
+//	                         decimal widening, optional; new rows for changed columns; altered_table
+//	add-spec + default       ducklake_partition_info/_column: identity, bucket(N) (kinds DuckDB hashes
+//	                         as Iceberg), year/month/day/hour (+ the coarser calendar keys DuckLake
+//	                         needs); truncate[W] → sidecar duckicelake_table_partition_field;
+//	                         void and timestamptz calendar fields → 501
+//	add-sort-order + default ducklake_sort_info/_expression (plain columns; other transforms → 501)
+//	set/remove-properties    sidecar duckicelake_table_property; duckicelake.* → 403
+//	set-snapshot-ref         main: the snapshot just added (others → 501); tags and branches at
+//	                         existing snapshots → sidecar duckicelake_table_ref; branch writes → 501
+//	upgrade-format-version   sidecar duckicelake.format-version up to Config.MaxFormatVersion
+//	assign-uuid, statistics  accepted (the same UUID; statistics are derived from DuckLake)
+//	remove-snapshots         501 (DuckLake snapshots are catalog-wide: ducklake_expire_snapshots)
+//	set-location             accepted when unchanged, else 501
 package commit
