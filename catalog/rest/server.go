@@ -167,7 +167,9 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 	if err := commit.EnsureSidecar(ctx, deps.DB, cfg.Schema); err != nil {
 		return nil, err
 	}
-	s.commits = commit.New(commit.Config{Schema: cfg.Schema, Objects: deps.Objects})
+	// catalog/materialize serves a table in the format version its
+	// duckicelake.format-version property names, up to 3.
+	s.commits = commit.New(commit.Config{Schema: cfg.Schema, Objects: deps.Objects, MaxFormatVersion: 3})
 	if s.configBody, err = s.encodeConfig(); err != nil {
 		return nil, err
 	}

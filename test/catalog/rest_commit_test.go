@@ -183,13 +183,20 @@ func TestCommitCreateTable(t *testing.T) {
 		"void transform": {map[string]any{"name": "x", "schema": createBody("x")["schema"], "partition-spec": map[string]any{"fields": []any{
 			map[string]any{"source-id": 1, "field-id": 1000, "name": "v", "transform": "void"}}}}, 501, "UnsupportedOperationException"},
 		"location elsewhere": {map[string]any{"name": "x", "schema": createBody("x")["schema"], "location": "s3://lake/data/hr/x"}, 403, "ForbiddenException"},
-		"format version 3":   {map[string]any{"name": "x", "schema": createBody("x")["schema"], "properties": map[string]string{"format-version": "3"}}, 501, "UnsupportedOperationException"},
+		"format version 4":   {map[string]any{"name": "x", "schema": createBody("x")["schema"], "properties": map[string]string{"format-version": "4"}}, 501, "UnsupportedOperationException"},
 		"no schema":          {map[string]any{"name": "x"}, 400, "BadRequestException"},
 	} {
 		r := env.do("POST", "/v1/lake/namespaces/sales/tables", tok, c.body)
 		if r.code != c.code || r.errType() != c.errType {
 			t.Errorf("%s: %d %s, want %d %s", name, r.code, r.body, c.code, c.errType)
 		}
+	}
+	v3 := createBody("v3t")
+	v3["properties"] = map[string]string{"format-version": "3"}
+	if r := env.do("POST", "/v1/lake/namespaces/sales/tables", tok, v3); r.code != 200 {
+		t.Errorf("create in format version 3: %d %s", r.code, r.body)
+	} else if _, m := env.meta(t, tok, "sales", "v3t"); m.FormatVersion != 3 || fmt.Sprint(env.properties(t, "v3t")) != "map[duckicelake.format-version:3]" {
+		t.Errorf("format version 3 table: served as %d, properties %v", m.FormatVersion, env.properties(t, "v3t"))
 	}
 	if r := env.do("POST", "/v1/lake/namespaces/sales/tables", env.token("reader"), createBody("y")); r.code != 403 {
 		t.Errorf("create without write scope: %d", r.code)
@@ -305,7 +312,7 @@ func TestCommitRequirements(t *testing.T) {
 		"remove reserved":       {map[string]any{"action": "remove-properties", "removals": []string{"duckicelake.x"}}, 403, "ForbiddenException"},
 		"set-location":          {map[string]any{"action": "set-location", "location": "s3://lake/elsewhere"}, 501, "UnsupportedOperationException"},
 		"remove-snapshots":      {map[string]any{"action": "remove-snapshots", "snapshot-ids": []int64{main}}, 501, "UnsupportedOperationException"},
-		"upgrade to 3":          {map[string]any{"action": "upgrade-format-version", "format-version": 3}, 501, "UnsupportedOperationException"},
+		"upgrade to 4":          {map[string]any{"action": "upgrade-format-version", "format-version": 4}, 501, "UnsupportedOperationException"},
 		"rollback main":         {map[string]any{"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": main - 1}, 501, "UnsupportedOperationException"},
 		"unknown action":        {map[string]any{"action": "make-it-so"}, 400, "BadRequestException"},
 		"void transform":        {map[string]any{"action": "add-spec", "spec": map[string]any{"fields": []any{map[string]any{"source-id": 1, "field-id": 1000, "name": "v", "transform": "void"}}}}, 501, "UnsupportedOperationException"},
@@ -330,6 +337,20 @@ func TestCommitRequirements(t *testing.T) {
 		map[string]any{"action": "set-location", "location": md.Location + "/"},
 		map[string]any{"action": "remove-statistics", "snapshot-id": main})); r.code != 200 {
 		t.Errorf("no-op updates: %d %s", r.code, r.body)
+	}
+	// Format version 3: the sidecar property the materialiser serves the
+	// table by; no way back.
+	if r := env.do("POST", path, tok, commitBody(nil, map[string]any{"action": "upgrade-format-version", "format-version": 3})); r.code != 200 {
+		t.Errorf("upgrade to 3: %d %s", r.code, r.body)
+	}
+	if _, md3 := env.meta(t, tok, "sales", "orders"); md3.FormatVersion != 3 || md3.UUID != md.UUID {
+		t.Errorf("after the upgrade LoadTable serves format version %d", md3.FormatVersion)
+	}
+	if p := env.properties(t, "orders"); p["duckicelake.format-version"] != "3" {
+		t.Errorf("properties after the upgrade: %v", p)
+	}
+	if r := env.do("POST", path, tok, commitBody(nil, map[string]any{"action": "upgrade-format-version", "format-version": 2})); r.code != 400 {
+		t.Errorf("downgrade to 2: %d %s", r.code, r.body)
 	}
 	if r := env.do("POST", path, env.token("reader"), commitBody(nil, setProps("k", "r"))); r.code != 403 {
 		t.Errorf("commit without write scope: %d", r.code)
