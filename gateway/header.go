@@ -97,3 +97,17 @@ func (ix *headerIndex) get(name string) []byte {
 	}
 	return nil
 }
+
+// hasChecksum reports whether the request carries a checksum of its own
+// (an x-amz-checksum-* header, the algorithm the SDK announces, or
+// Content-MD5): the gateway then adds none.
+func (ix *headerIndex) hasChecksum() bool {
+	for i := range ix.fields {
+		n := ix.fields[i].name
+		if bytes.HasPrefix(n, []byte("x-amz-checksum-")) || string(n) == "x-amz-sdk-checksum-algorithm" ||
+			string(n) == "content-md5" {
+			return true
+		}
+	}
+	return false
+}

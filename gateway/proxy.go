@@ -62,7 +62,8 @@ type reqState struct {
 	upResp   fasthttp.Response
 	wire     wireReader
 	verified verifiedReader
-	chunked  *sigv4.ChunkedReader // reused; dropped after a large body
+	chunked  *sigv4.ChunkedReader  // reused; dropped after a large body
+	enc      *sigv4.ChunkedEncoder // reused: its buffer is one upstream chunk
 	// chunkedUsed is the largest body chunked decoded: its buffers grow
 	// up to a chunk, which the pool should not keep when large.
 	chunkedUsed int64
@@ -146,6 +147,9 @@ func (s *Server) finish(st *reqState) {
 	st.down = downBody{}
 	st.body = responseBody{}
 	st.chunk = sigv4.ChunkedConfig{}
+	if st.enc != nil {
+		st.enc.Reset(emptyReader{}, &st.chunk, 0) // drops the body it read
+	}
 	st.sign = sigv4.SignRequest{}
 	clear(st.signHdrs)
 	st.signHdrs = st.signHdrs[:0]
@@ -636,13 +640,24 @@ func (s *Server) forward(st *reqState) {
 		c := &st.chunk
 		*c = sigv4.ChunkedConfig{Signed: true, DecodedLength: decoded}
 		payloadHash = streamingPayloadLit
-		if t := st.res.Trailer(); len(t) > 0 {
-			// The client's trailing checksum travels on: the encoder
-			// computes it over the verified bytes, the upstream checks and
-			// stores it.
-			c.Trailer = t
+		// The client's trailing checksum travels on: the encoder computes
+		// it over the verified bytes, the upstream checks and stores it. A
+		// PutObject without a checksum of its own gets a CRC32C: the
+		// backend verifies that instead of computing its default checksum.
+		c.Trailer = st.res.Trailer()
+		if len(c.Trailer) == 0 && st.req.Op == OpPutObject && !s.up.signAllChunks && !st.hdr.hasChecksum() {
+			c.Trailer = hChecksumCRC32C
+		}
+		if len(c.Trailer) > 0 {
 			payloadHash = streamingTrailerLit
-			up.Header.SetBytesKV(hTrailer, t)
+			if s.up.secureTransport && !s.up.signAllChunks {
+				// The connection already guarantees integrity: the
+				// trailing checksum, which the backend verifies, replaces
+				// chunk signatures (a SHA-256 of every byte on both sides).
+				c.Signed = false
+				payloadHash = unsignedTrailerLit
+			}
+			up.Header.SetBytesKV(hTrailer, c.Trailer)
 		}
 		up.Header.SetBytesKV(hDecodedContentLength, st.numBuf)
 		st.scratch = append(st.scratch[:0], awsChunked...)
@@ -653,8 +668,11 @@ func (s *Server) forward(st *reqState) {
 		seed := s.signUpstream(st, payloadHash, t)
 		c.SigningKey = *s.up.signingKey(st.amzDate)
 		c.AmzDate, c.Scope, c.SeedSignature = st.amzDate, st.scope, seed
-		enc := sigv4.NewChunkedEncoder(&st.verified, c, int(chunk))
-		up.SetBodyStream(enc, int(sigv4.EncodedLength(decoded, int(chunk), c)))
+		if st.enc == nil {
+			st.enc = new(sigv4.ChunkedEncoder)
+		}
+		st.enc.Reset(&st.verified, c, int(chunk))
+		up.SetBodyStream(st.enc, int(sigv4.EncodedLength(decoded, int(chunk), c)))
 		s.exchange(st)
 		return
 	default:

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"hash/crc32"
 	"io"
@@ -138,24 +139,88 @@ func chunkedBody(t *testing.T, m creds.Minted, at time.Time, seed [32]byte, sign
 // arrive whole neither creates nor overwrites the object on the backend.
 //
 // Bodies up to maxSmallUpload go upstream whole with their SHA-256, larger
-// ones as signed aws-chunked: both sizes run every case.
+// ones as aws-chunked: both sizes run every case, and the large ones in both
+// upstream modes, unsigned chunks with a trailing checksum (the default on
+// this loopback upstream) and signed chunks (SignAllChunks).
 func TestStreamingUploadIntegrity(t *testing.T) {
-	e := newEnv(t)
-	b := e.bucket()
-	m := e.mint(time.Hour, b+":data/:rw")
-	host := strings.TrimPrefix(e.endpoint, "http://")
-	for _, size := range []struct {
-		name        string
-		data, chunk int
-	}{
-		{"large", 300 << 10, 64 << 10},
-		{"small", 40 << 10, 8 << 10},
-	} {
-		t.Run(size.name, func(t *testing.T) {
-			data := make([]byte, size.data)
-			rand.Read(data)
-			testUploadIntegrity(t, e, b, m, host, data, size.chunk)
+	for _, mode := range []struct {
+		name          string
+		signAllChunks bool
+	}{{"trailer", false}, {"signed", true}} {
+		t.Run(mode.name, func(t *testing.T) {
+			e := newEnv(t, func(c *Config, _ *Deps) { c.Upstream.SignAllChunks = mode.signAllChunks })
+			b := e.bucket()
+			m := e.mint(time.Hour, b+":data/:rw")
+			host := strings.TrimPrefix(e.endpoint, "http://")
+			for _, size := range []struct {
+				name        string
+				data, chunk int
+			}{
+				{"large", 300 << 10, 64 << 10},
+				{"small", 40 << 10, 8 << 10},
+			} {
+				if size.name == "small" && mode.signAllChunks {
+					continue // sent whole either way
+				}
+				t.Run(size.name, func(t *testing.T) {
+					data := make([]byte, size.data)
+					rand.Read(data)
+					testUploadIntegrity(t, e, b, m, host, data, size.chunk)
+				})
+			}
 		})
+	}
+}
+
+// TestUploadChecksum: a streamed PutObject without a checksum of its own
+// reaches the backend with a CRC32C the backend verified and stored (none
+// with SignAllChunks); a client's own checksum header is kept, not joined by
+// another.
+func TestUploadChecksum(t *testing.T) {
+	data := make([]byte, 200<<10)
+	rand.Read(data)
+	crc := func(d []byte) string {
+		v := crc32.Checksum(d, crc32.MakeTable(crc32.Castagnoli))
+		return base64.StdEncoding.EncodeToString([]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
+	}
+	sha := sha256.Sum256(data)
+	shaB64 := base64.StdEncoding.EncodeToString(sha[:])
+	for _, signAll := range []bool{false, true} {
+		e := newEnv(t, func(c *Config, _ *Deps) { c.Upstream.SignAllChunks = signAll })
+		b := e.bucket()
+		m := e.mint(time.Hour, b+":data/:rw")
+		host := strings.TrimPrefix(e.endpoint, "http://")
+		put := func(key string, header ...sigv4.Header) {
+			t.Helper()
+			r := &rawRequest{method: "PUT", path: "/" + b + "/" + key, payload: sigv4.UnsignedPayload,
+				contentLength: int64(len(data)), header: header}
+			head, _ := r.sign(host, m, time.Now())
+			if resp, body := e.send(t, head, data, -1); resp == nil || resp.StatusCode != 200 {
+				t.Fatalf("SignAllChunks %v, put %s: %v %s", signAll, key, resp, body)
+			}
+			if got, _ := e.getDirect(b, key); got != string(data) {
+				t.Fatalf("SignAllChunks %v, %s: backend holds %d bytes", signAll, key, len(got))
+			}
+		}
+		put("data/plain")
+		out, err := e.direct.HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: &b, Key: aws.String("data/plain"),
+			ChecksumMode: types.ChecksumModeEnabled})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := aws.ToString(out.ChecksumCRC32C), map[bool]string{false: crc(data)}[signAll]; got != want {
+			t.Fatalf("SignAllChunks %v: backend CRC32C %q, want %q", signAll, got, want)
+		}
+		put("data/own", sigv4.Header{Name: []byte("x-amz-checksum-sha256"), Value: []byte(shaB64)})
+		out, err = e.direct.HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: &b, Key: aws.String("data/own"),
+			ChecksumMode: types.ChecksumModeEnabled})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if aws.ToString(out.ChecksumSHA256) != shaB64 || out.ChecksumCRC32C != nil {
+			t.Fatalf("SignAllChunks %v: client's checksum: sha256 %q crc32c %q", signAll,
+				aws.ToString(out.ChecksumSHA256), aws.ToString(out.ChecksumCRC32C))
+		}
 	}
 }
 

@@ -40,6 +40,16 @@ type UpstreamConfig struct {
 	// ChunkSize is the aws-chunked chunk size of uploads forwarded to the
 	// backend (0: 256 KiB); memory per upload is about one chunk.
 	ChunkSize int
+	// SignAllChunks sends every upload as signed aws-chunked with no
+	// checksum of the gateway's own, for backends without trailing
+	// checksums. Otherwise a PutObject without a client checksum carries a
+	// CRC32C trailer the backend verifies, and over a connection that
+	// guarantees integrity by itself (TLS, or a loopback address) uploads
+	// with a trailing checksum go unsigned (STREAMING-UNSIGNED-PAYLOAD-
+	// TRAILER): the checksum and the aws-chunked framing still keep an
+	// unverified or unfinished body from committing, without a SHA-256 of
+	// every byte on both sides.
+	SignAllChunks bool
 
 	// dial replaces the TCP dialer (in-memory benchmarks).
 	dial func(addr string) (net.Conn, error)
@@ -68,6 +78,10 @@ type upstream struct {
 	signer    sigv4.Signer
 	secret    []byte
 	chunkSize int
+
+	signAllChunks bool
+	// secureTransport: the connection guarantees integrity (TLS, loopback).
+	secureTransport bool
 
 	// key is the signing key of the current UTC day; aws-chunked uploads
 	// sign every chunk with it.
@@ -135,6 +149,9 @@ func newUpstream(cfg UpstreamConfig) (*upstream, error) {
 		},
 		secret:    []byte(cfg.SecretAccessKey),
 		chunkSize: chunk,
+
+		signAllChunks:   cfg.SignAllChunks,
+		secureTransport: u.Scheme == "https" || isLoopback(u.Hostname()),
 	}
 	dialer := &net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}
 	up.client = &fasthttp.HostClient{
@@ -175,6 +192,16 @@ func newUpstream(cfg UpstreamConfig) (*upstream, error) {
 		up.down = newDownloader(addr, cfg.dial, maxConns, connect, response, upstreamMaxIdleConnPeriod)
 	}
 	return up, nil
+}
+
+// isLoopback reports whether host names this machine's loopback interface:
+// traffic to it never leaves the host.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func orDuration(d, def time.Duration) time.Duration {
@@ -272,6 +299,8 @@ var (
 	emptySHA256Hex        = []byte("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
 	streamingPayloadLit   = []byte(sigv4.StreamingPayload)
 	streamingTrailerLit   = []byte(sigv4.StreamingPayloadTrailer)
+	unsignedTrailerLit    = []byte(sigv4.StreamingUnsignedTrailer)
+	hChecksumCRC32C       = []byte("x-amz-checksum-crc32c")
 	hTrailer              = []byte("x-amz-trailer")
 	awsChunked            = []byte("aws-chunked")
 )
