@@ -44,6 +44,9 @@ type History struct {
 	// without field ids (ducklake_add_data_files).
 	NameMappings []ducklake.NameMapping
 
+	// Extras are the table's properties, sort orders and refs.
+	Extras Extras
+
 	// DeletePositions holds what each delete file (by id) deletes; format
 	// version 3 turns it into deletion vectors. Sources leave it empty:
 	// LoadDeletePositions fills it (Materialise does, for version 3).
@@ -116,7 +119,7 @@ func (s *PGSource) History(ctx context.Context, tableID, snapshotID int64) (*His
 		return nil, err
 	}
 	steps := []func(context.Context, *History, int64) error{
-		s.columns, s.dataFiles, s.partitionValues, s.deleteFiles, s.stats, s.inlinedDeletes, s.inlined,
+		s.columns, s.dataFiles, s.partitionValues, s.deleteFiles, s.stats, s.inlinedDeletes, s.inlined, s.extras,
 	}
 	for _, step := range steps {
 		if err := step(ctx, h, snapshotID); err != nil {

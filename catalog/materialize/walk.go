@@ -409,6 +409,7 @@ func (b *builder) finish(md *iceberg.TableMetadata) (*Output, error) {
 	if len(b.h.NameMappings) > 0 {
 		md.Properties = map[string]string{"schema.name-mapping.default": nameMapping(cur.schema, b.h.NameMappings)}
 	}
+	b.applyExtras(md, cur.schema)
 	for _, s := range b.h.Snapshots {
 		if s.ID == version {
 			md.LastUpdatedMS = s.Time.UnixMilli()

@@ -63,9 +63,19 @@ type tableMeta struct {
 		} `json:"fields"`
 	} `json:"partition-specs"`
 	DefaultSortOrderID int `json:"default-sort-order-id"`
-	Refs               map[string]struct {
-		SnapshotID int64 `json:"snapshot-id"`
+	SortOrders         []struct {
+		ID     int `json:"order-id"`
+		Fields []struct {
+			SourceID  int    `json:"source-id"`
+			Direction string `json:"direction"`
+			NullOrder string `json:"null-order"`
+		} `json:"fields"`
+	} `json:"sort-orders"`
+	Refs map[string]struct {
+		SnapshotID int64  `json:"snapshot-id"`
+		Type       string `json:"type"`
 	} `json:"refs"`
+	Properties map[string]string `json:"properties"`
 }
 
 func (e *restEnv) meta(t *testing.T, tok, ns, table string) (loadResult, tableMeta) {
@@ -161,6 +171,19 @@ func TestCommitCreateTable(t *testing.T) {
 	}
 	if p := env.properties(t, "orders"); fmt.Sprint(p) != "map[owner:etl]" {
 		t.Errorf("properties %v", p)
+	}
+	// LoadTable serves the properties and the sort order back.
+	if fmt.Sprint(md.Properties) != "map[owner:etl]" {
+		t.Errorf("served properties %v", md.Properties)
+	}
+	var order string
+	for _, o := range md.SortOrders {
+		if o.ID == md.DefaultSortOrderID {
+			order = fmt.Sprint(o.Fields)
+		}
+	}
+	if order != "[{1 desc nulls-first}]" {
+		t.Errorf("served default sort order %d: %q (%+v)", md.DefaultSortOrderID, order, md.SortOrders)
 	}
 	var changes string
 	var version, prevVersion int64
@@ -282,6 +305,27 @@ func TestCommitRequirements(t *testing.T) {
 	}
 	if p := env.properties(t, "orders"); p["k"] != fmt.Sprint(len(asserts)-1) {
 		t.Errorf("properties after the commits: %v", p)
+	}
+	if _, cur := env.meta(t, tok, "sales", "orders"); cur.Properties["k"] != fmt.Sprint(len(asserts)-1) {
+		t.Errorf("served properties after the commits: %v", cur.Properties)
+	}
+	// A tag: created where main is, asserted, served, removed.
+	tag := map[string]any{"action": "set-snapshot-ref", "ref-name": "v1", "type": "tag", "snapshot-id": main}
+	if r := env.do("POST", path, tok, commitBody([]map[string]any{{"type": "assert-ref-snapshot-id", "ref": "v1", "snapshot-id": nil}}, tag)); r.code != 200 {
+		t.Errorf("create tag: %d %s", r.code, r.body)
+	}
+	if _, cur := env.meta(t, tok, "sales", "orders"); cur.Refs["v1"].SnapshotID != main || cur.Refs["v1"].Type != "tag" {
+		t.Errorf("refs after the tag: %+v", cur.Refs)
+	}
+	if r := env.do("POST", path, tok, commitBody([]map[string]any{{"type": "assert-ref-snapshot-id", "ref": "v1", "snapshot-id": nil}}, tag)); r.code != 409 {
+		t.Errorf("create the tag again: %d %s", r.code, r.body)
+	}
+	if r := env.do("POST", path, tok, commitBody([]map[string]any{{"type": "assert-ref-snapshot-id", "ref": "v1", "snapshot-id": main}},
+		map[string]any{"action": "remove-snapshot-ref", "ref-name": "v1"})); r.code != 200 {
+		t.Errorf("remove tag: %d %s", r.code, r.body)
+	}
+	if _, cur := env.meta(t, tok, "sales", "orders"); len(cur.Refs) != 1 {
+		t.Errorf("refs after removing the tag: %+v", cur.Refs)
 	}
 	// A property change is data-only: the schema version stays, and the
 	// change names the table for DuckDB's conflict check (and the
