@@ -318,6 +318,10 @@ func (p *tablePlan) metadata(now time.Time) *iceberg.TableMetadata {
 		SortOrders:      []iceberg.SortOrder{iceberg.Unsorted},
 		Properties:      maps.Clone(p.properties),
 	}
+	if md.FormatVersion >= 3 {
+		var first int64 // row lineage: the first row ids are DuckLake's, from 0
+		md.NextRowID = &first
+	}
 	if len(p.keys) > 0 {
 		spec := servedSpec(1, p.keys, topLevel(p.fields))
 		md.PartitionSpecs = append(md.PartitionSpecs, spec)

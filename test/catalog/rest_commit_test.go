@@ -237,6 +237,18 @@ func TestCommitCreateTable(t *testing.T) {
 	if r.code != 200 || st.Location != nil || st.Metadata.Location != "s3://lake/data/sales/later" || env.snapshotCount(t) != before {
 		t.Errorf("staged create: %d %s", r.code, r.body)
 	}
+	staged["properties"] = map[string]string{"format-version": "3"}
+	r = env.do("POST", "/v1/lake/namespaces/sales/tables", tok, staged)
+	var st3 struct {
+		Metadata struct {
+			FormatVersion int    `json:"format-version"`
+			NextRowID     *int64 `json:"next-row-id"`
+		} `json:"metadata"`
+	}
+	r.decode(t, &st3)
+	if st3.Metadata.FormatVersion != 3 || st3.Metadata.NextRowID == nil {
+		t.Errorf("staged create in format version 3: %s", r.body)
+	}
 }
 
 // commitBody is a CommitTableRequest.
