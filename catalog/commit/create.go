@@ -109,6 +109,8 @@ func planTable(ns Namespace, name, location string, schema *iceberg.Schema, spec
 			switch n, err := strconv.Atoi(v); {
 			case err != nil || n < 1:
 				return nil, invalid("format-version %q", v)
+			case n == 1:
+				return nil, unsupported("format-version 1: this catalog serves Iceberg format versions 2 to %d", maxFormat)
 			case n > maxFormat:
 				return nil, unsupported("format-version %s: this catalog serves Iceberg format versions up to %d", v, maxFormat)
 			case n > 2:

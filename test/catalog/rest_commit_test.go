@@ -207,6 +207,7 @@ func TestCommitCreateTable(t *testing.T) {
 			map[string]any{"source-id": 1, "field-id": 1000, "name": "v", "transform": "void"}}}}, 501, "UnsupportedOperationException"},
 		"location elsewhere": {map[string]any{"name": "x", "schema": createBody("x")["schema"], "location": "s3://lake/data/hr/x"}, 403, "ForbiddenException"},
 		"format version 4":   {map[string]any{"name": "x", "schema": createBody("x")["schema"], "properties": map[string]string{"format-version": "4"}}, 501, "UnsupportedOperationException"},
+		"format version 1":   {map[string]any{"name": "x", "schema": createBody("x")["schema"], "properties": map[string]string{"format-version": "1"}}, 501, "UnsupportedOperationException"},
 		"no schema":          {map[string]any{"name": "x"}, 400, "BadRequestException"},
 	} {
 		r := env.do("POST", "/v1/lake/namespaces/sales/tables", tok, c.body)
