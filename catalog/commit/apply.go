@@ -208,6 +208,8 @@ func foldUpdates(updates []Update, base *iceberg.TableMetadata, maxFormat int) (
 				return nil, unsupported("upgrade-format-version %d: this catalog serves Iceberg format versions up to %d", u.FormatVersion, maxFormat)
 			case u.FormatVersion < 1:
 				return nil, invalid("upgrade-format-version: %d", u.FormatVersion)
+			case u.FormatVersion == 1:
+				return nil, unsupported("format version 1: this catalog serves Iceberg format versions 2 to %d", maxFormat)
 			}
 			p.formatVersion = max(u.FormatVersion, 2)
 		case ActionAddSchema:
