@@ -64,18 +64,20 @@ func (s *PGSource) Resolve(ctx context.Context, tableID, snapshotID int64) (Reso
 	if props {
 		property = `(SELECT value FROM ` + s.t(propertyTable) + ` WHERE table_id = $1 AND key = $4)`
 	}
-	// max() over a range of the primary key with a filter is an index scan
-	// backwards that stops at the first row that passes.
-	q := `WITH t AS (
+	// The latest matching change is an index scan backwards on the primary
+	// key that stops at the first row that passes. MATERIALIZED keeps each
+	// step from being inlined into, and run again by, the next.
+	q := `WITH t AS MATERIALIZED (
 			SELECT max(begin_snapshot) AS b FROM ` + s.t("ducklake_table") + `
 			WHERE table_id = $1 AND begin_snapshot <= $2 AND (end_snapshot IS NULL OR end_snapshot > $2)
-		), c AS (
-			SELECT greatest(t.b, (SELECT max(snapshot_id) FROM ` + s.t("ducklake_snapshot_changes") + `
-				WHERE snapshot_id > t.b AND snapshot_id <= $2 AND changes_made ~ $3)) AS changed
+		), c AS MATERIALIZED (
+			SELECT greatest(t.b, (SELECT snapshot_id FROM ` + s.t("ducklake_snapshot_changes") + `
+				WHERE snapshot_id > t.b AND snapshot_id <= $2 AND changes_made ~ $3
+				ORDER BY snapshot_id DESC LIMIT 1)) AS changed
 			FROM t
-		), r AS (
-			SELECT (SELECT min(snapshot_id) FROM ` + s.t("ducklake_snapshot") + `
-				WHERE snapshot_id >= c.changed AND snapshot_id <= $2) AS at
+		), r AS MATERIALIZED (
+			SELECT (SELECT snapshot_id FROM ` + s.t("ducklake_snapshot") + `
+				WHERE snapshot_id >= c.changed AND snapshot_id <= $2 ORDER BY snapshot_id LIMIT 1) AS at
 			FROM c
 		)
 		SELECT EXISTS (SELECT 1 FROM ` + s.t("ducklake_snapshot") + ` WHERE snapshot_id = $2), r.at,
