@@ -47,6 +47,9 @@ type downConn struct {
 	br        *bufio.Reader
 	bw        *bufio.Writer
 	idleSince time.Time
+	// deadline was set for reads and writes by the last request; reading a
+	// body only moves the read deadline later, so both are at least this.
+	deadline time.Time
 }
 
 const (
@@ -99,9 +102,15 @@ func staleConnError(err error) bool {
 }
 
 func (d *downloader) roundTrip(cc *downConn, req *fasthttp.Request, resp *fasthttp.Response, body *downBody) error {
+	// Deadlines move only when an eighth of the timeout has passed: a
+	// kept-alive connection serving many small requests does not pay two
+	// timer updates for each.
 	now := time.Now()
-	if err := cc.c.SetDeadline(now.Add(d.responseTimeout)); err != nil {
-		return err
+	if cc.deadline.Sub(now) < d.responseTimeout-d.responseTimeout/8 {
+		cc.deadline = now.Add(d.responseTimeout)
+		if err := cc.c.SetDeadline(cc.deadline); err != nil {
+			return err
+		}
 	}
 	cc.br, cc.bw = d.reader(cc.c), d.writer(cc.c)
 	req.URI().DisablePathNormalizing = true
@@ -120,7 +129,7 @@ func (d *downloader) roundTrip(cc *downConn, req *fasthttp.Request, resp *fastht
 			break
 		}
 	}
-	*body = downBody{d: d, cc: cc, timeout: d.responseTimeout, deadline: now.Add(d.responseTimeout),
+	*body = downBody{d: d, cc: cc, timeout: d.responseTimeout, deadline: cc.deadline,
 		reuse: !resp.Header.ConnectionClose()}
 	sc := resp.Header.StatusCode()
 	switch cl := resp.Header.ContentLength(); {
@@ -223,8 +232,9 @@ func (d *downloader) release(cc *downConn, reuse bool) {
 		d.closeConn(cc)
 		return
 	}
+	// An idle connection keeps its deadlines: nothing waits on it, and the
+	// next request moves them.
 	now := time.Now()
-	_ = cc.c.SetDeadline(time.Time{})
 	cc.idleSince = now
 	d.mu.Lock()
 	// The oldest idle connections are at the front: drop the expired.

@@ -535,7 +535,6 @@ func (b *responseBody) splice(d *downBody, w io.Writer, rf io.ReaderFrom) (int64
 			seg /= 2
 		}
 	}
-	d.deadline = time.Time{}
 	return written, nil
 }
 
