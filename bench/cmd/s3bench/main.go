@@ -276,12 +276,18 @@ func (b *bench) run(t *target, op opSpec) result {
 			for i := w; ctx.Err() == nil; i += op.concurrency {
 				var err error
 				var n int
-				switch op.name {
-				case "list":
+				switch {
+				case op.name == "list":
 					err = b.do(t, "GET", "", "list-type=2&max-keys=100&prefix="+url.QueryEscape(b.prefix+"get1k/"), nil, &n)
-				case "put1k", "put64m":
+				case op.method == "PUT":
 					n = op.size
-					err = b.do(t, "PUT", b.key(op, w*1000+i%objectsPerOp), "", b.payload[:op.size], nil)
+					// Large objects overwrite one key per worker: the disk
+					// holds c objects per target, not one per request.
+					idx := w*1000 + i%objectsPerOp
+					if op.large {
+						idx = w
+					}
+					err = b.do(t, "PUT", b.key(op, idx), "", b.payload[:op.size], nil)
 				default:
 					idx := i % objectsPerOp
 					if op.large {
