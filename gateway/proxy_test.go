@@ -267,6 +267,16 @@ func TestVirtualHostedUpstream(t *testing.T) {
 	if string(got) != "vh" {
 		t.Fatalf("backend holds %q", got)
 	}
+	// Downloads go through the downloader, which dials the same way.
+	out, err = c.GetObject(ctx, &s3.GetObjectInput{Bucket: &b, Key: &key})
+	if err != nil {
+		t.Fatalf("get: %v", err)
+	}
+	got, _ = io.ReadAll(out.Body)
+	out.Body.Close()
+	if string(got) != "vh" {
+		t.Fatalf("gateway get %q", got)
+	}
 	list, err := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &b, Prefix: aws.String("data/")})
 	if err != nil || len(list.Contents) != 1 {
 		t.Fatalf("list: %v", err)
