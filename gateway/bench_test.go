@@ -126,6 +126,7 @@ func benchDo(b *testing.B, c *fasthttp.HostClient, tmpl *fasthttp.Request, body 
 		tmpl.CopyTo(req)
 		req.UseHostHeader = true
 		var r bytes.Reader
+		buf := make([]byte, 256<<10)
 		for pb.Next() {
 			if body != nil {
 				r.Reset(body)
@@ -135,11 +136,13 @@ func benchDo(b *testing.B, c *fasthttp.HostClient, tmpl *fasthttp.Request, body 
 				b.Error(err)
 				return
 			}
-			n := len(resp.Body())
+			var n int
 			if s := resp.BodyStream(); s != nil {
-				m, _ := io.Copy(io.Discard, s)
+				m, _ := io.CopyBuffer(io.Discard, s, buf)
 				n = int(m)
 				resp.CloseBodyStream()
+			} else {
+				n = len(resp.Body())
 			}
 			if resp.StatusCode() != 200 || n != want {
 				b.Errorf("status %d, %d bytes: %.200s", resp.StatusCode(), n, resp.Body())
