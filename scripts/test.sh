@@ -186,7 +186,7 @@ env | grep -E '^(DUCKICELAKE_|VERSITYGW_BIN)' | grep -vE '_(SECRET_KEY|PG_DSN|CR
 
 step "go test"
 counts=$scratch/go.counts
-go test -count=1 -json ${TEST_GO_PKGS:-./...} 2>&1 | python3 scripts/testsummary.py go "$counts"
+go test -count=1 -timeout "${TEST_GO_TIMEOUT:-40m}" -json ${TEST_GO_PKGS:-./...} 2>&1 | python3 scripts/testsummary.py go "$counts"
 gorc=${PIPESTATUS[0]}
 if [[ -s $counts ]]; then
   read -r p f s <"$counts"
