@@ -8,11 +8,17 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
+	"github.com/duckicelake/duckicelake/catalog/materialize"
 	"github.com/duckicelake/duckicelake/internal/config"
 )
 
@@ -28,6 +34,14 @@ and catalog.schema, read like serve reads them (config file, DUCKICELAKE_*
 environment: DUCKICELAKE_CATALOG_DSN or DUCKICELAKE_PG_DSN,
 DUCKICELAKE_CATALOG_DATA_PATH, DUCKICELAKE_CATALOG_SCHEMA); the flags
 override them.
+
+With the upstream configured (upstream.endpoint, upstream.access_key and
+upstream.secret_key, or DUCKICELAKE_UPSTREAM_*), init first makes sure the
+data path's bucket exists, creating it with those root keys if not, and that
+the data path is writable, by putting and deleting the object
+<data path>.duckicelake-init-check. It does so before touching Postgres, so
+a wrong endpoint or bad keys change nothing. Without the upstream it skips
+the bucket check.
 
 flags:
 `
@@ -95,6 +109,10 @@ func initCatalogCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	defer conn.Close(context.Background())
 
+	if err := checkBucket(ctx, &cfg.Upstream, conn, *dataPath, *schema, stdout); err != nil {
+		fmt.Fprintf(stderr, "duckicelake init: %v\n", err)
+		return 1
+	}
 	res, err := ducklake.Init(ctx, conn, ducklake.InitOptions{
 		DataPath:  *dataPath,
 		Schema:    *schema,
@@ -115,4 +133,111 @@ func initCatalogCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintf(stdout, "sidecar tables up to date (version %d)\n", ducklake.SidecarVersion())
 	}
 	return 0
+}
+
+// initCheckObject is the marker init puts and deletes under the data path
+// to prove the root keys can write there.
+const initCheckObject = ".duckicelake-init-check"
+
+// checkBucket makes sure the data path's bucket exists on the upstream
+// (creating it with the root keys) and that the data path is writable. It
+// runs before the catalog is created so a bad S3 configuration leaves
+// Postgres untouched. dataPath empty means the existing catalog's.
+func checkBucket(ctx context.Context, u *config.Upstream, conn *pgx.Conn, dataPath, schema string, stdout io.Writer) error {
+	if u.Endpoint == "" || u.AccessKey == "" || u.SecretKey == "" {
+		fmt.Fprintln(stdout, "skipped the bucket check: no upstream configured "+
+			"(upstream.endpoint, upstream.access_key, upstream.secret_key; DUCKICELAKE_UPSTREAM_*)")
+		return nil
+	}
+	if dataPath == "" {
+		md, err := ducklake.NewReader(conn, schema).Metadata(ctx)
+		if err != nil {
+			// No catalog yet: ducklake.Init says that a data path is needed.
+			fmt.Fprintln(stdout, "skipped the bucket check: no data path")
+			return nil
+		}
+		dataPath = md.DataPath
+	}
+	marker := withSlash(dataPath) + initCheckObject
+	bucket, key, err := materialize.SplitS3(marker)
+	if err != nil {
+		fmt.Fprintf(stdout, "skipped the bucket check: data path %s is not on S3\n", dataPath)
+		return nil
+	}
+	c := rootS3Client(u)
+	at := fmt.Sprintf("upstream %s", u.Endpoint)
+
+	_, err = c.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(bucket)})
+	switch code, status := s3Error(err); {
+	case err == nil:
+		fmt.Fprintf(stdout, "bucket %q exists on %s\n", bucket, at)
+	case status == 404 || code == "NotFound" || code == "NoSuchBucket":
+		_, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)})
+		switch code, _ := s3Error(err); {
+		case err == nil:
+			fmt.Fprintf(stdout, "created bucket %q on %s\n", bucket, at)
+		case code == "BucketAlreadyOwnedByYou": // created concurrently
+			fmt.Fprintf(stdout, "bucket %q exists on %s\n", bucket, at)
+		case code == "BucketAlreadyExists":
+			return fmt.Errorf("bucket %q on %s belongs to another account: choose another bucket in catalog.data_path", bucket, at)
+		default:
+			return explainS3(fmt.Sprintf("create bucket %q on %s", bucket, at), err, u)
+		}
+	case status == 403:
+		// HEAD answers carry no error code; ask again with a GET to tell
+		// bad keys from a bucket these keys may not use.
+		_, lerr := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(bucket), MaxKeys: aws.Int32(1)})
+		if lerr == nil {
+			lerr = err
+		}
+		return explainS3(fmt.Sprintf("bucket %q on %s", bucket, at), lerr, u)
+	default:
+		return explainS3(fmt.Sprintf("bucket %q on %s", bucket, at), err, u)
+	}
+
+	what := fmt.Sprintf("write s3://%s/%s on %s", bucket, key, at)
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key),
+		Body: strings.NewReader("duckicelake init\n")}); err != nil {
+		return explainS3(what, err, u)
+	}
+	if _, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)}); err != nil {
+		return explainS3("delete s3://"+bucket+"/"+key+" on "+at, err, u)
+	}
+	fmt.Fprintf(stdout, "data path %s is writable (put and deleted %s)\n", withSlash(dataPath), marker)
+	return nil
+}
+
+// s3Error returns the S3 error code and HTTP status of err, if it has them.
+func s3Error(err error) (code string, status int) {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		code = ae.ErrorCode()
+	}
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) {
+		status = re.HTTPStatusCode()
+	}
+	return code, status
+}
+
+// explainS3 wraps err from the upstream with what to do about it.
+func explainS3(what string, err error, u *config.Upstream) error {
+	code, status := s3Error(err)
+	var hint string
+	switch {
+	case code == "InvalidAccessKeyId":
+		hint = fmt.Sprintf("the upstream does not know access key %q: check upstream.access_key", u.AccessKey)
+	case code == "SignatureDoesNotMatch":
+		hint = "the upstream rejected the signature: check upstream.secret_key (and upstream.region)"
+	case code == "AuthorizationHeaderMalformed":
+		hint = fmt.Sprintf("the upstream rejected the request's scope: check upstream.region (%q)", u.Region)
+	case status == 403 || code == "AccessDenied":
+		hint = "access denied: the bucket belongs to someone else or upstream.access_key may not use it; " +
+			"choose another bucket in catalog.data_path or grant these keys access"
+	case status == 0:
+		hint = "cannot reach the upstream: check upstream.endpoint (and upstream.path_style) and that the S3 server runs"
+	default:
+		hint = "check the upstream's logs"
+	}
+	return fmt.Errorf("%s: %w; %s", what, err, hint)
 }
