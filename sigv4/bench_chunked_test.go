@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 const benchPayloadSize = 8 << 20
@@ -109,6 +110,57 @@ func BenchmarkChunkedEncode(b *testing.B) {
 		enc.Reset(src, cfg, 64<<10)
 		if _, err := enc.WriteTo(io.Discard); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkChunkedDecodeVsSHA256 measures signed decoding against
+// crypto/sha256 over the same bytes, alternating the two every iteration so
+// that load from other processes hits both alike; it reports decoding's
+// speed as a percentage of hashing's (the target is >= 80%).
+func BenchmarkChunkedDecodeVsSHA256(b *testing.B) {
+	payload := benchPayload()
+	for _, chunk := range []struct {
+		name string
+		size int
+	}{{"64KiB", 64 << 10}, {"1MiB", 1 << 20}} {
+		for _, trailer := range []string{"", "x-amz-checksum-crc32c"} {
+			cfg := &ChunkedConfig{
+				Signed: true, SigningKey: vecKey(), AmzDate: []byte(vecAmzDate), Scope: []byte(vecScope),
+				Trailer: []byte(trailer), DecodedLength: benchPayloadSize,
+			}
+			wire, err := io.ReadAll(NewChunkedEncoder(bytes.NewReader(payload), cfg, chunk.size))
+			if err != nil {
+				b.Fatal(err)
+			}
+			name := chunk.name + "/signed"
+			if trailer != "" {
+				name += "+crc32c"
+			}
+			b.Run(name, func(b *testing.B) {
+				src := bytes.NewReader(wire)
+				r := NewChunkedReader(src, cfg)
+				h := sha256.New()
+				var sum [32]byte
+				var decode, hash time.Duration
+				b.SetBytes(benchPayloadSize)
+				b.ReportAllocs()
+				for b.Loop() {
+					t0 := time.Now()
+					h.Reset()
+					h.Write(payload)
+					h.Sum(sum[:0])
+					t1 := time.Now()
+					src.Reset(wire)
+					r.Reset(src, cfg)
+					if n, err := io.Copy(io.Discard, r); err != nil || n != benchPayloadSize {
+						b.Fatal(n, err)
+					}
+					hash += t1.Sub(t0)
+					decode += time.Since(t1)
+				}
+				b.ReportMetric(100*hash.Seconds()/decode.Seconds(), "%-of-sha256")
+			})
 		}
 	}
 }
