@@ -32,8 +32,9 @@ type downloader struct {
 	slots chan struct{} // one per open connection: the MaxConns cap
 	freed chan struct{} // a connection went idle; wakes a waiting acquire
 
-	mu   sync.Mutex
-	idle []*downConn // the most recently used last
+	mu      sync.Mutex
+	idle    []*downConn // the most recently used last
+	cleaner *time.Timer // closes expired idle connections when traffic stops
 
 	readers sync.Pool // *bufio.Reader
 	writers sync.Pool // *bufio.Writer
@@ -237,7 +238,21 @@ func (d *downloader) release(cc *downConn, reuse bool) {
 	now := time.Now()
 	cc.idleSince = now
 	d.mu.Lock()
-	// The oldest idle connections are at the front: drop the expired.
+	d.pruneLocked(now)
+	d.idle = append(d.idle, cc)
+	if d.cleaner == nil {
+		d.cleaner = time.AfterFunc(d.maxIdle, d.clean)
+	}
+	d.mu.Unlock()
+	select {
+	case d.freed <- struct{}{}:
+	default:
+	}
+}
+
+// pruneLocked closes the idle connections unused for maxIdle; they are at
+// the front of the list. d.mu is held.
+func (d *downloader) pruneLocked(now time.Time) {
 	i := 0
 	for i < len(d.idle) && now.Sub(d.idle[i].idleSince) >= d.maxIdle {
 		d.closeConn(d.idle[i])
@@ -248,11 +263,18 @@ func (d *downloader) release(cc *downConn, reuse bool) {
 		clear(d.idle[n:])
 		d.idle = d.idle[:n]
 	}
-	d.idle = append(d.idle, cc)
-	d.mu.Unlock()
-	select {
-	case d.freed <- struct{}{}:
-	default:
+}
+
+// clean runs maxIdle after a connection went idle with no cleaner pending,
+// and again while idle connections remain.
+func (d *downloader) clean() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.pruneLocked(time.Now())
+	if len(d.idle) > 0 {
+		d.cleaner.Reset(d.maxIdle - time.Since(d.idle[0].idleSince))
+	} else {
+		d.cleaner = nil
 	}
 }
 
@@ -266,6 +288,10 @@ func (d *downloader) closeConn(cc *downConn) {
 func (d *downloader) closeIdle() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.cleaner != nil {
+		d.cleaner.Stop()
+		d.cleaner = nil
+	}
 	for _, cc := range d.idle {
 		d.closeConn(cc)
 	}

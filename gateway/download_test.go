@@ -318,3 +318,32 @@ func TestDownloadUpstreamCutOff(t *testing.T) {
 		}
 	}
 }
+
+// TestDownloaderIdleExpiry: idle connections close once unused for the idle
+// period, without further traffic.
+func TestDownloaderIdleExpiry(t *testing.T) {
+	u := newRawUpstream(t, func(_ int, _ *http.Request, w *bufio.Writer) bool {
+		w.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		return true
+	})
+	d := testDownloader(t, u.addr(), 4, 5*time.Second)
+	d.maxIdle = 50 * time.Millisecond
+	if _, body, err := download(t, d, "/x"); err != nil || body != "ok" {
+		t.Fatalf("%q %v", body, err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		d.mu.Lock()
+		idle := len(d.idle)
+		d.mu.Unlock()
+		if idle == 0 && len(d.slots) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d idle connections, %d slots held after the idle period", idle, len(d.slots))
+		}
+	}
+	// A new request after expiry dials again and works.
+	if _, body, err := download(t, d, "/x"); err != nil || body != "ok" || u.accepted.Load() != 2 {
+		t.Fatalf("%q %v, %d connections", body, err, u.accepted.Load())
+	}
+}
