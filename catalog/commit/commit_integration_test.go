@@ -307,6 +307,37 @@ func TestCommitRegistersFiles(t *testing.T) {
 	if _, err := l.commit("t", &TableCommit{Updates: l.snapshotUpdates(7006, iceberg.OpDelete, delInfo, added(&del2))}); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("a second delete file for b.parquet: %v", err)
 	}
+	// DuckDB's iceberg extension names no data file (no
+	// referenced_data_file, no file_path bounds): the catalog reads the
+	// file. One spanning b.parquet and c.parquet is refused; one naming
+	// c.parquet alone becomes its delete file.
+	duckDel := func(path string, files ...string) *iceberg.DataFile {
+		var pos []int64
+		var names []string
+		for i, f := range files {
+			names, pos = append(names, f), append(pos, int64(i))
+		}
+		body, err := writePositionDeletesOf(names, pos)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.objects[path] = body
+		return &iceberg.DataFile{Content: iceberg.ContentPositionDeletes, Path: path, Format: "PARQUET",
+			Partition: []any{day, "books"}, RecordCount: int64(len(files)), FileSizeBytes: int64(len(body))}
+	}
+	spanning := duckDel("s3://lake/data/s/t/data/bc-deletes.parquet", b.Path, c.Path)
+	if _, err := l.commit("t", &TableCommit{Updates: l.snapshotUpdates(7010, iceberg.OpDelete, delInfo, added(spanning))}); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("a delete file spanning b.parquet and c.parquet: %v", err)
+	}
+	cDel := duckDel("s3://lake/data/s/t/data/c-deletes.parquet", c.Path, c.Path)
+	s4, err := l.commit("t", &TableCommit{Updates: l.snapshotUpdates(7011, iceberg.OpDelete, delInfo, added(cDel))})
+	if err != nil {
+		t.Fatalf("a delete file naming only c.parquet in its rows: %v", err)
+	}
+	if got := l.query(`SELECT f.path, d.path, d.delete_count FROM ducklake_delete_file d JOIN ducklake_data_file f USING (data_file_id)
+		WHERE d.begin_snapshot = $1`, s4); fmt.Sprint(got) != "[[data/c.parquet data/c-deletes.parquet 2]]" {
+		t.Errorf("c.parquet's delete file: %v", got)
+	}
 	outside := file("../../u/x.parquet", 1, "books", 0, 0)
 	outside.Path = "s3://lake/data/u/x.parquet"
 	if _, err := l.commit("t", &TableCommit{Updates: l.snapshotUpdates(7007, iceberg.OpAppend, info, added(outside))}); !errors.Is(err, ErrForbidden) {

@@ -393,27 +393,9 @@ func (c *Catalog) applyFiles(ctx context.Context, tx pgx.Tx, snap *Snapshot, t d
 		if f.KeyMetadata != nil {
 			return unsupported("delete file %s is encrypted; this catalog does not take encrypted files", f.Path)
 		}
-		target, err := deleteTarget(f)
-		if err != nil {
+		if err := c.addDelete(ctx, tx, snap, t, f, data, removedDelete); err != nil {
 			return err
 		}
-		d := data[target]
-		if d == nil {
-			return conflict("position delete file %s targets data file %s, which is not part of the table", f.Path, target)
-		}
-		if d.deleteID != 0 && !removedDelete[d.deleteID] {
-			return unsupported("position delete file %s targets data file %s, which already has delete file %s; DuckLake keeps one delete file per data file, so write one file with every deleted position and remove the old one in the same commit",
-				f.Path, target, d.deletePath)
-		}
-		id := snap.fileID()
-		path, rel := relPath(t.Path, f.Path)
-		if _, err := tx.Exec(ctx, `INSERT INTO `+c.t("ducklake_delete_file")+` (delete_file_id, table_id, begin_snapshot, end_snapshot, data_file_id,
-				path, path_is_relative, format, delete_count, file_size_bytes, footer_size, encryption_key, partial_max)
-			VALUES ($1, $2, $3, NULL, $4, $5, $6, 'parquet', $7, $8, NULL, NULL, NULL)`,
-			id, t.ID, snap.ID, d.id, path, rel, f.RecordCount, f.FileSizeBytes); err != nil {
-			return fmt.Errorf("insert delete file %s: %w", f.Path, err)
-		}
-		d.deleteID, d.deletePath, d.deleteBegin = id, f.Path, snap.ID
 	}
 
 	if len(ch.addData) > 0 {
@@ -434,20 +416,6 @@ func (c *Catalog) applyFiles(ctx context.Context, tx pgx.Tx, snap *Snapshot, t d
 		}
 	}
 	return nil
-}
-
-// deleteTarget finds the one data file a position delete file refers to:
-// referenced_data_file, or equal file_path bounds.
-func deleteTarget(f *iceberg.DataFile) (string, error) {
-	if f.ReferencedDataFile != "" {
-		return normLocation(f.ReferencedDataFile), nil
-	}
-	lo, hi := f.LowerBounds[iceberg.PositionDeleteFilePathID], f.UpperBounds[iceberg.PositionDeleteFilePathID]
-	if lo != nil && string(lo) == string(hi) {
-		return normLocation(string(lo)), nil
-	}
-	return "", unsupported("position delete file %s may reference several data files (no referenced_data_file, file_path bounds %q..%q); DuckLake keeps one delete file per data file, so write one position delete file per data file",
-		f.Path, lo, hi)
 }
 
 // endRow ends a versioned row at the snapshot, or deletes it when this

@@ -1,0 +1,125 @@
+package commit
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/duckicelake/duckicelake/catalog/iceberg"
+)
+
+func TestPositionDeletesRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		file string
+		pos  []int64
+	}{
+		{"one", "s3://lake/t/data/a.parquet", []int64{7}},
+		{"many", "s3://lake/t/data/b.parquet", []int64{0, 1, 5, 1 << 40}},
+		{"empty", "s3://lake/t/data/c.parquet", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body, err := writePositionDeletes(tc.file, tc.pos)
+			if err != nil {
+				t.Fatal(err)
+			}
+			paths, pos, err := readPositionDeletes(context.Background(), body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(pos, tc.pos) || len(paths) != len(tc.pos) {
+				t.Fatalf("read %v %v, wrote %v", paths, pos, tc.pos)
+			}
+			for _, p := range paths {
+				if p != tc.file {
+					t.Fatalf("file_path %q, want %q", p, tc.file)
+				}
+			}
+		})
+	}
+}
+
+func TestReadPositionDeletesCorrupt(t *testing.T) {
+	body, err := writePositionDeletes("s3://lake/a.parquet", []int64{1, 2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range [][]byte{nil, []byte("PAR1"), body[:len(body)/2], body[len(body)/2:]} {
+		if _, _, err := readPositionDeletes(context.Background(), b); err == nil {
+			t.Errorf("%d bytes: no error", len(b))
+		}
+	}
+}
+
+func TestDeclaredTarget(t *testing.T) {
+	a, b := []byte("s3a://lake/a.parquet"), []byte("s3://lake/b.parquet")
+	for _, tc := range []struct {
+		name string
+		f    iceberg.DataFile
+		want string
+	}{
+		{"referenced", iceberg.DataFile{ReferencedDataFile: "s3a://lake/x.parquet"}, "s3://lake/x.parquet"},
+		{"equal bounds", iceberg.DataFile{LowerBounds: map[int][]byte{iceberg.PositionDeleteFilePathID: a},
+			UpperBounds: map[int][]byte{iceberg.PositionDeleteFilePathID: a}}, "s3://lake/a.parquet"},
+		{"different bounds", iceberg.DataFile{LowerBounds: map[int][]byte{iceberg.PositionDeleteFilePathID: a},
+			UpperBounds: map[int][]byte{iceberg.PositionDeleteFilePathID: b}}, ""},
+		{"none (DuckDB)", iceberg.DataFile{}, ""},
+	} {
+		if got := declaredTarget(&tc.f); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// writePositionDeletes writes, as a client would, an Iceberg position
+// delete file for one data file.
+func writePositionDeletes(dataFile string, positions []int64) ([]byte, error) {
+	files := make([]string, len(positions))
+	for i := range files {
+		files[i] = dataFile
+	}
+	return writePositionDeletesOf(files, positions)
+}
+
+// writePositionDeletesOf writes an Iceberg position delete file with rows
+// (files[i], pos[i]) and the reserved field ids; DuckDB's iceberg extension
+// writes one such file for every data file a DELETE touches.
+func writePositionDeletesOf(files []string, pos []int64) ([]byte, error) {
+	fieldID := func(id int) arrow.Metadata {
+		return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{strconv.Itoa(id)})
+	}
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "file_path", Type: arrow.BinaryTypes.String, Metadata: fieldID(iceberg.PositionDeleteFilePathID)},
+		{Name: "pos", Type: arrow.PrimitiveTypes.Int64, Metadata: fieldID(iceberg.PositionDeletePosID)},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	for i := range files {
+		b.Field(0).(*array.StringBuilder).Append(files[i])
+		b.Field(1).(*array.Int64Builder).Append(pos[i])
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	var buf bytes.Buffer
+	w, err := pqarrow.NewFileWriter(sc, &buf, parquet.NewWriterProperties(),
+		pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(memory.DefaultAllocator)))
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Write(rec); err != nil {
+		w.Close()
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
