@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -302,15 +303,60 @@ func TestCommitRegistersFiles(t *testing.T) {
 			t.Errorf("b.parquet's delete file: %+v", f.Delete)
 		}
 	}
+	// DuckLake keeps one delete file per data file: a second delete file
+	// for b.parquet is merged with the first into a new file beside the
+	// second, and the first ends.
+	fileID := func(path string) any {
+		return l.query(`SELECT data_file_id FROM ducklake_data_file WHERE path = $1`, path)[0][0]
+	}
+	bID, cID := fileID("data/b.parquet"), fileID("data/c.parquet")
+	live := func() string {
+		return fmt.Sprint(l.query(`SELECT f.path, d.path, d.delete_count FROM ducklake_delete_file d JOIN ducklake_data_file f USING (data_file_id)
+			WHERE d.end_snapshot IS NULL ORDER BY 1`))
+	}
+	positions := func(location, dataFile string) []int64 {
+		t.Helper()
+		paths, pos, err := readPositionDeletes(ctx, l.objects[location])
+		if err != nil {
+			t.Fatalf("%s: %v", location, err)
+		}
+		for _, p := range paths {
+			if p != dataFile {
+				t.Errorf("%s names %s, want %s", location, p, dataFile)
+			}
+		}
+		return pos
+	}
+	first, err := writePositionDeletes(b.Path, []int64{3, 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.objects[del.Path] = first
+	second, err := writePositionDeletes(b.Path, []int64{7, 9})
+	if err != nil {
+		t.Fatal(err)
+	}
 	del2 := *del
 	del2.Path = "s3://lake/data/s/t/data/b-deletes-2.parquet"
-	if _, err := l.commit("t", &TableCommit{Updates: l.snapshotUpdates(7006, iceberg.OpDelete, delInfo, added(&del2))}); !errors.Is(err, ErrUnsupported) {
-		t.Errorf("a second delete file for b.parquet: %v", err)
+	l.objects[del2.Path] = second
+	s5, err := l.commit("t", &TableCommit{Updates: l.snapshotUpdates(7006, iceberg.OpDelete, delInfo, added(&del2))})
+	if err != nil {
+		t.Fatalf("a second delete file for b.parquet: %v", err)
+	}
+	if got, want := live(), fmt.Sprintf("[[data/b.parquet data/b-deletes-2-%v.parquet 3]]", bID); got != want {
+		t.Errorf("live delete files after the merge: %s, want %s", got, want)
+	}
+	if got := l.query(`SELECT end_snapshot FROM ducklake_delete_file WHERE path = 'data/b-deletes.parquet'`); fmt.Sprint(got) != fmt.Sprintf("[[%d]]", s5) {
+		t.Errorf("the first delete file of b.parquet: end_snapshot %v, want %d", got, s5)
+	}
+	if got := positions(fmt.Sprintf("s3://lake/data/s/t/data/b-deletes-2-%v.parquet", bID), b.Path); !slices.Equal(got, []int64{3, 7, 9}) {
+		t.Errorf("merged positions %v, want [3 7 9]", got)
 	}
 	// DuckDB's iceberg extension names no data file (no
 	// referenced_data_file, no file_path bounds): the catalog reads the
-	// file. One spanning b.parquet and c.parquet is refused; one naming
-	// c.parquet alone becomes its delete file.
+	// file. One spanning b.parquet and c.parquet is split into one file per
+	// data file (b.parquet's merged with its delete file); one naming
+	// c.parquet alone is then merged with c.parquet's.
 	duckDel := func(path string, files ...string) *iceberg.DataFile {
 		var pos []int64
 		var names []string
@@ -326,17 +372,26 @@ func TestCommitRegistersFiles(t *testing.T) {
 			Partition: []any{day, "books"}, RecordCount: int64(len(files)), FileSizeBytes: int64(len(body))}
 	}
 	spanning := duckDel("s3://lake/data/s/t/data/bc-deletes.parquet", b.Path, c.Path)
-	if _, err := l.commit("t", &TableCommit{Updates: l.snapshotUpdates(7010, iceberg.OpDelete, delInfo, added(spanning))}); !errors.Is(err, ErrUnsupported) {
-		t.Errorf("a delete file spanning b.parquet and c.parquet: %v", err)
+	if _, err := l.commit("t", &TableCommit{Updates: l.snapshotUpdates(7010, iceberg.OpDelete, delInfo, added(spanning))}); err != nil {
+		t.Fatalf("a delete file spanning b.parquet and c.parquet: %v", err)
+	}
+	if got, want := live(), fmt.Sprintf("[[data/b.parquet data/bc-deletes-%v.parquet 4] [data/c.parquet data/bc-deletes-%v.parquet 1]]", bID, cID); got != want {
+		t.Errorf("live delete files after the split: %s, want %s", got, want)
+	}
+	if got := positions(fmt.Sprintf("s3://lake/data/s/t/data/bc-deletes-%v.parquet", bID), b.Path); !slices.Equal(got, []int64{0, 3, 7, 9}) {
+		t.Errorf("b.parquet's positions after the split %v, want [0 3 7 9]", got)
+	}
+	if got := positions(fmt.Sprintf("s3://lake/data/s/t/data/bc-deletes-%v.parquet", cID), c.Path); !slices.Equal(got, []int64{1}) {
+		t.Errorf("c.parquet's positions after the split %v, want [1]", got)
 	}
 	cDel := duckDel("s3://lake/data/s/t/data/c-deletes.parquet", c.Path, c.Path)
 	s4, err := l.commit("t", &TableCommit{Updates: l.snapshotUpdates(7011, iceberg.OpDelete, delInfo, added(cDel))})
 	if err != nil {
 		t.Fatalf("a delete file naming only c.parquet in its rows: %v", err)
 	}
-	if got := l.query(`SELECT f.path, d.path, d.delete_count FROM ducklake_delete_file d JOIN ducklake_data_file f USING (data_file_id)
-		WHERE d.begin_snapshot = $1`, s4); fmt.Sprint(got) != "[[data/c.parquet data/c-deletes.parquet 2]]" {
-		t.Errorf("c.parquet's delete file: %v", got)
+	if got, want := fmt.Sprint(l.query(`SELECT f.path, d.path, d.delete_count FROM ducklake_delete_file d JOIN ducklake_data_file f USING (data_file_id)
+		WHERE d.begin_snapshot = $1`, s4)), fmt.Sprintf("[[data/c.parquet data/c-deletes-%v.parquet 2]]", cID); got != want {
+		t.Errorf("c.parquet's delete file: %s, want %s", got, want)
 	}
 	outside := file("../../u/x.parquet", 1, "books", 0, 0)
 	outside.Path = "s3://lake/data/u/x.parquet"

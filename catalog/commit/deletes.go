@@ -5,10 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/jackc/pgx/v5"
@@ -16,6 +21,14 @@ import (
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/iceberg"
 )
+
+// ObjectWriter writes whole objects by location ("s3://bucket/key"). When
+// the catalog's ObjectReader is also an ObjectWriter, the catalog rewrites
+// position delete files into DuckLake's shape (one per data file) instead
+// of refusing them.
+type ObjectWriter interface {
+	WriteObject(ctx context.Context, location string, body []byte) error
+}
 
 // declaredTarget is the one data file a position delete file says it
 // refers to (referenced_data_file or equal file_path bounds), or "".
@@ -30,64 +43,100 @@ func declaredTarget(f *iceberg.DataFile) string {
 	return ""
 }
 
-// addDelete registers the position delete file f as the delete file of
-// the one data file it refers to. DuckDB's iceberg extension writes neither
-// referenced_data_file nor file_path bounds, so then the file's file_path
-// column tells. DuckLake keeps one delete file per data file: a file that
-// spans data files, or whose data file already has a delete file, is
-// refused.
+// addDelete registers the position delete file f. DuckLake keeps one delete
+// file per data file holding every deleted position, so a file naming no
+// single target is read (DuckDB's iceberg extension writes neither
+// referenced_data_file nor bounds); one that names several data files is
+// split, and one whose data file already has a delete file is merged with
+// it, into files written beside f.
 func (c *Catalog) addDelete(ctx context.Context, tx pgx.Tx, snap *Snapshot, t ducklake.Table, f *iceberg.DataFile,
 	data map[string]*liveData, removedDelete map[int64]bool) error {
+	hasDelete := func(d *liveData) bool { return d.deleteID != 0 && !removedDelete[d.deleteID] }
 	target := declaredTarget(f)
-	if target == "" {
-		var err error
-		if target, err = c.readTarget(ctx, f); err != nil {
-			return err
-		}
+	if d := data[target]; d != nil && !hasDelete(d) {
+		return c.insertDelete(ctx, tx, snap, t, d, f.Path, f.RecordCount, f.FileSizeBytes)
 	}
-	d := data[target]
-	if d == nil {
+	if target != "" && data[target] == nil {
 		return conflict("position delete file %s targets data file %s, which is not part of the table", f.Path, target)
 	}
-	if d.deleteID != 0 && !removedDelete[d.deleteID] {
-		return unsupported("position delete file %s targets data file %s, which already has delete file %s; DuckLake keeps one delete file per data file, so write one file with every deleted position and remove the old one in the same commit",
-			f.Path, target, d.deletePath)
-	}
-	return c.insertDelete(ctx, tx, snap, t, d, f.Path, f.RecordCount, f.FileSizeBytes)
-}
-
-// readTarget reads the file_path column of position delete file f: the one
-// data file all its rows name.
-func (c *Catalog) readTarget(ctx context.Context, f *iceberg.DataFile) (string, error) {
-	lo, hi := f.LowerBounds[iceberg.PositionDeleteFilePathID], f.UpperBounds[iceberg.PositionDeleteFilePathID]
-	several := func() error {
-		return unsupported("position delete file %s references several data files (no referenced_data_file, file_path bounds %q..%q); DuckLake keeps one delete file per data file, so write one position delete file per data file",
-			f.Path, lo, hi)
-	}
-	if lo != nil || hi != nil {
-		// Unequal bounds already say the rows name several files.
-		return "", several()
-	}
 	if c.objects == nil {
-		return "", unsupported("position delete file %s names no data file (no referenced_data_file or file_path bounds) and this catalog has no object reader to read it", f.Path)
+		return unsupported("position delete file %s names no single data file (no referenced_data_file or equal file_path bounds) and this catalog has no object reader to read it", f.Path)
 	}
 	body, err := c.objects.ReadObject(ctx, f.Path, c.maxObjectBytes)
 	if err != nil {
-		return "", objectError("position delete file", f.Path, err)
+		return objectError("position delete file", f.Path, err)
 	}
-	paths, _, err := readPositionDeletes(ctx, body)
+	paths, pos, err := readPositionDeletes(ctx, body)
 	if err != nil {
-		return "", invalid("position delete file %s: %v", f.Path, err)
+		return invalid("position delete file %s: %v", f.Path, err)
 	}
-	if len(paths) == 0 {
-		return "", invalid("position delete file %s has no file_path column or no rows", f.Path)
+	if paths == nil {
+		return invalid("position delete file %s has no file_path column", f.Path)
 	}
-	for _, p := range paths[1:] {
-		if p != paths[0] {
-			return "", several()
+	byTarget := map[string][]int64{}
+	for i, p := range paths {
+		p = normLocation(p)
+		byTarget[p] = append(byTarget[p], pos[i])
+	}
+	if target != "" && (len(byTarget) != 1 || byTarget[target] == nil) {
+		return invalid("position delete file %s declares data file %s but its rows name %d data files", f.Path, target, len(byTarget))
+	}
+	targets := make([]string, 0, len(byTarget))
+	for p := range byTarget {
+		if data[p] == nil {
+			return conflict("position delete file %s targets data file %s, which is not part of the table", f.Path, p)
+		}
+		targets = append(targets, p)
+	}
+	slices.Sort(targets)
+	if len(targets) == 0 {
+		return invalid("position delete file %s has no rows", f.Path)
+	}
+	if d := data[targets[0]]; len(targets) == 1 && !hasDelete(d) {
+		return c.insertDelete(ctx, tx, snap, t, d, f.Path, int64(len(pos)), f.FileSizeBytes)
+	}
+	w, ok := c.objects.(ObjectWriter)
+	if !ok {
+		return unsupported("position delete file %s references %d data files, some of which already have a delete file, and this catalog cannot write objects; DuckLake keeps one delete file per data file, so write one position delete file per data file with every deleted position and remove the old one in the same commit",
+			f.Path, len(targets))
+	}
+	for _, p := range targets {
+		d := data[p]
+		positions := byTarget[p]
+		if hasDelete(d) {
+			if strings.Contains(d.deletePath, inlinedDir) {
+				return unsupported("position delete file %s targets data file %s, whose deletions DuckDB keeps in Postgres; flush them with DuckDB's ducklake_flush_inlined_data first", f.Path, p)
+			}
+			old, err := c.objects.ReadObject(ctx, d.deletePath, c.maxObjectBytes)
+			if err != nil {
+				return objectError("delete file", d.deletePath, err)
+			}
+			_, oldPos, err := readPositionDeletes(ctx, old)
+			if err != nil {
+				return fmt.Errorf("delete file %s: %w", d.deletePath, err)
+			}
+			positions = append(positions, oldPos...)
+			if err := c.endRow(ctx, tx, snap, "ducklake_delete_file", "delete_file_id", d.deleteID, d.deleteBegin); err != nil {
+				return err
+			}
+			removedDelete[d.deleteID] = true
+		}
+		slices.Sort(positions)
+		positions = slices.Compact(positions)
+		out, err := writePositionDeletes(p, positions)
+		if err != nil {
+			return fmt.Errorf("write the position deletes of %s: %w", p, err)
+		}
+		// Deterministic, so a retried commit writes the same object.
+		loc := strings.TrimSuffix(f.Path, ".parquet") + "-" + strconv.FormatInt(d.id, 10) + ".parquet"
+		if err := w.WriteObject(ctx, loc, out); err != nil {
+			return fmt.Errorf("write delete file %s: %w", loc, err)
+		}
+		if err := c.insertDelete(ctx, tx, snap, t, d, loc, int64(len(positions)), int64(len(out))); err != nil {
+			return err
 		}
 	}
-	return normLocation(paths[0]), nil
+	return nil
 }
 
 // insertDelete registers the delete file at path as data file d's.
@@ -191,4 +240,42 @@ func readColumn(ctx context.Context, fr *pqarrow.FileReader, col int, each func(
 		}
 	}
 	return nil
+}
+
+// writePositionDeletes writes an Iceberg position delete file: (file_path,
+// pos) rows for one data file, positions ascending, with the reserved
+// Iceberg field ids.
+func writePositionDeletes(dataFile string, positions []int64) ([]byte, error) {
+	fieldID := func(id int) arrow.Metadata {
+		return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{strconv.Itoa(id)})
+	}
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "file_path", Type: arrow.BinaryTypes.String, Metadata: fieldID(iceberg.PositionDeleteFilePathID)},
+		{Name: "pos", Type: arrow.PrimitiveTypes.Int64, Metadata: fieldID(iceberg.PositionDeletePosID)},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	paths := b.Field(0).(*array.StringBuilder)
+	pos := b.Field(1).(*array.Int64Builder)
+	for _, p := range positions {
+		paths.Append(dataFile)
+		pos.Append(p)
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	var buf bytes.Buffer
+	w, err := pqarrow.NewFileWriter(sc, &buf,
+		parquet.NewWriterProperties(parquet.WithCreatedBy("duckicelake"), parquet.WithCompression(compress.Codecs.Zstd), parquet.WithStats(true)),
+		pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(memory.DefaultAllocator)))
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Write(rec); err != nil {
+		w.Close()
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }

@@ -79,19 +79,9 @@ func TestDeclaredTarget(t *testing.T) {
 	}
 }
 
-// writePositionDeletes writes, as a client would, an Iceberg position
-// delete file for one data file.
-func writePositionDeletes(dataFile string, positions []int64) ([]byte, error) {
-	files := make([]string, len(positions))
-	for i := range files {
-		files[i] = dataFile
-	}
-	return writePositionDeletesOf(files, positions)
-}
-
 // writePositionDeletesOf writes an Iceberg position delete file with rows
-// (files[i], pos[i]) and the reserved field ids; DuckDB's iceberg extension
-// writes one such file for every data file a DELETE touches.
+// (files[i], pos[i]) in that order, as DuckDB's iceberg extension writes
+// one for every data file a DELETE touches.
 func writePositionDeletesOf(files []string, pos []int64) ([]byte, error) {
 	fieldID := func(id int) arrow.Metadata {
 		return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{strconv.Itoa(id)})

@@ -1,6 +1,7 @@
 package commit
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -94,4 +95,34 @@ func under(location, dir string) bool {
 	dir = strings.TrimSuffix(dir, "/") + "/"
 	return strings.HasPrefix(location, dir) && !strings.Contains(location[len(dir):], "/../") &&
 		!strings.HasPrefix(location[len(dir):], "../")
+}
+
+// S3PutAPI is the part of *s3.Client S3Reader writes with, when its Client
+// has it.
+type S3PutAPI interface {
+	PutObject(ctx context.Context, in *s3.PutObjectInput, opts ...func(*s3.Options)) (*s3.PutObjectOutput, error)
+}
+
+// WriteObject implements ObjectWriter when r.Client is also an S3PutAPI
+// (an *s3.Client is).
+func (r S3Reader) WriteObject(ctx context.Context, location string, body []byte) error {
+	put, ok := r.Client.(S3PutAPI)
+	if !ok {
+		return fmt.Errorf("write %s: the S3 client cannot put objects", location)
+	}
+	bucket, key, err := materialize.SplitS3(location)
+	if err != nil {
+		return err
+	}
+	if _, err := put.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key),
+		Body: bytes.NewReader(body), ContentLength: aws.Int64(int64(len(body)))}); err != nil {
+		return fmt.Errorf("put %s: %w", location, err)
+	}
+	return nil
+}
+
+// WriteObject implements ObjectWriter.
+func (m MemObjects) WriteObject(_ context.Context, location string, body []byte) error {
+	m[location] = bytes.Clone(body)
+	return nil
 }
