@@ -132,52 +132,50 @@ func appendNormalizedURI(dst, raw []byte) []byte {
 	return dst
 }
 
-// appendQueryComponent decodes a raw query name or value (percent escapes,
-// '+' as space, as S3 reads query strings) and appends it re-encoded with
-// UriEncode. It reports false on a malformed escape.
+// queryByte decodes the byte of a raw query component at raw[i] (a %XX
+// escape, or '+' as space, as S3 reads query strings) and returns it with the
+// index after it; ok is false on a malformed escape.
+func queryByte(raw []byte, i int) (c byte, next int, ok bool) {
+	switch c = raw[i]; c {
+	case '%':
+		if i+2 >= len(raw) {
+			return 0, i, false
+		}
+		hi, ok1 := unhex(raw[i+1])
+		lo, ok2 := unhex(raw[i+2])
+		if !ok1 || !ok2 {
+			return 0, i, false
+		}
+		return hi<<4 | lo, i + 3, true
+	case '+':
+		return ' ', i + 1, true
+	}
+	return c, i + 1, true
+}
+
+// appendQueryComponent decodes a raw query name or value and appends it
+// re-encoded with UriEncode. It reports false on a malformed escape.
 func appendQueryComponent(dst, raw []byte) ([]byte, bool) {
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		switch c {
-		case '%':
-			if i+2 >= len(raw) {
-				return dst, false
-			}
-			hi, ok1 := unhex(raw[i+1])
-			lo, ok2 := unhex(raw[i+2])
-			if !ok1 || !ok2 {
-				return dst, false
-			}
-			c = hi<<4 | lo
-			i += 2
-		case '+':
-			c = ' '
+	for i := 0; i < len(raw); {
+		c, next, ok := queryByte(raw, i)
+		if !ok {
+			return dst, false
 		}
 		dst = appendEncodedByte(dst, c)
+		i = next
 	}
 	return dst, true
 }
 
 // appendQueryDecoded appends the decoded form of a raw query component.
 func appendQueryDecoded(dst, raw []byte) ([]byte, bool) {
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		switch c {
-		case '%':
-			if i+2 >= len(raw) {
-				return dst, false
-			}
-			hi, ok1 := unhex(raw[i+1])
-			lo, ok2 := unhex(raw[i+2])
-			if !ok1 || !ok2 {
-				return dst, false
-			}
-			c = hi<<4 | lo
-			i += 2
-		case '+':
-			c = ' '
+	for i := 0; i < len(raw); {
+		c, next, ok := queryByte(raw, i)
+		if !ok {
+			return dst, false
 		}
 		dst = append(dst, c)
+		i = next
 	}
 	return dst, true
 }
@@ -186,27 +184,13 @@ func appendQueryDecoded(dst, raw []byte) ([]byte, bool) {
 // want, without a buffer.
 func queryNameIs(raw []byte, want string) bool {
 	j := 0
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		switch c {
-		case '%':
-			if i+2 >= len(raw) {
-				return false
-			}
-			hi, ok1 := unhex(raw[i+1])
-			lo, ok2 := unhex(raw[i+2])
-			if !ok1 || !ok2 {
-				return false
-			}
-			c = hi<<4 | lo
-			i += 2
-		case '+':
-			c = ' '
-		}
-		if j >= len(want) || want[j] != c {
+	for i := 0; i < len(raw); {
+		c, next, ok := queryByte(raw, i)
+		if !ok || j >= len(want) || want[j] != c {
 			return false
 		}
 		j++
+		i = next
 	}
 	return j == len(want)
 }
