@@ -160,45 +160,55 @@ type renameRequest struct {
 	Destination *tableIdentifier `json:"destination"`
 }
 
+// readRename reads a rename request for a table or view (kind): both
+// identifiers well-formed, write access to both namespaces, a valid new name.
+func (s *Server) readRename(r *request, kind string) (srcNS, src, dstNS, dst string, err error) {
+	var req renameRequest
+	if err := s.readJSON(r.ctx, &req); err != nil {
+		return "", "", "", "", err
+	}
+	if req.Source == nil || req.Destination == nil {
+		return "", "", "", "", badRequest("a rename needs source and destination %s identifiers", kind)
+	}
+	for _, id := range []*tableIdentifier{req.Source, req.Destination} {
+		if id.Name == nil || *id.Name == "" {
+			return "", "", "", "", badRequest("a %s identifier needs a name", kind)
+		}
+		if id.Namespace == nil {
+			return "", "", "", "", badRequest("a %s identifier needs a namespace", kind)
+		}
+		if err := checkNamespace(id.Namespace); err != nil {
+			return "", "", "", "", err
+		}
+	}
+	srcNS, src = req.Source.Namespace[0], *req.Source.Name
+	dstNS, dst = req.Destination.Namespace[0], *req.Destination.Name
+	if !r.p.CanWrite(srcNS) {
+		return "", "", "", "", forbidden("no write access to namespace %s", srcNS)
+	}
+	if !r.p.CanWrite(dstNS) {
+		return "", "", "", "", forbidden("no write access to namespace %s", dstNS)
+	}
+	if err := checkName(kind, dst); err != nil {
+		return "", "", "", "", err
+	}
+	return srcNS, src, dstNS, dst, nil
+}
+
 // renameTable renames a table within its namespace as DuckDB's ALTER TABLE
 // … RENAME TO does: the table row ends and a new row with the same id,
 // UUID and path begins, the schema version goes up (with a
 // ducklake_schema_versions row for the table), and the change is logged as
 // created_table:"ns"."new", DuckDB's own notation for a rename.
 func (s *Server) renameTable(r *request) error {
-	var req renameRequest
-	if err := s.readJSON(r.ctx, &req); err != nil {
-		return err
-	}
-	if req.Source == nil || req.Destination == nil {
-		return badRequest("a rename needs source and destination table identifiers")
-	}
-	for _, id := range []*tableIdentifier{req.Source, req.Destination} {
-		if id.Name == nil || *id.Name == "" {
-			return badRequest("a table identifier needs a name")
-		}
-		if id.Namespace == nil {
-			return badRequest("a table identifier needs a namespace")
-		}
-		if err := checkNamespace(id.Namespace); err != nil {
-			return err
-		}
-	}
-	srcNS, src := req.Source.Namespace[0], *req.Source.Name
-	dstNS, dst := req.Destination.Namespace[0], *req.Destination.Name
-	if !r.p.CanWrite(srcNS) {
-		return forbidden("no write access to namespace %s", srcNS)
-	}
-	if !r.p.CanWrite(dstNS) {
-		return forbidden("no write access to namespace %s", dstNS)
-	}
-	if err := checkName("table", dst); err != nil {
+	srcNS, src, dstNS, dst, err := s.readRename(r, "table")
+	if err != nil {
 		return err
 	}
 	if srcNS != dstNS {
 		return unsupported("moving a table to another namespace is not supported: a DuckLake table's files live under its schema's path")
 	}
-	_, err := s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
+	_, err = s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
 		sc, exists, err := s.lookupSchema(ctx, tx, srcNS)
 		if err != nil {
 			return change{}, err

@@ -691,36 +691,11 @@ func (s *Server) dropView(r *request, name string) error {
 // files under its schema's path, so it may move to another namespace too.
 // Its Iceberg metadata does not change.
 func (s *Server) renameView(r *request) error {
-	var req renameRequest
-	if err := s.readJSON(r.ctx, &req); err != nil {
+	srcNS, src, dstNS, dst, err := s.readRename(r, "view")
+	if err != nil {
 		return err
 	}
-	if req.Source == nil || req.Destination == nil {
-		return badRequest("a rename needs source and destination view identifiers")
-	}
-	for _, id := range []*tableIdentifier{req.Source, req.Destination} {
-		if id.Name == nil || *id.Name == "" {
-			return badRequest("a view identifier needs a name")
-		}
-		if id.Namespace == nil {
-			return badRequest("a view identifier needs a namespace")
-		}
-		if err := checkNamespace(id.Namespace); err != nil {
-			return err
-		}
-	}
-	srcNS, src := req.Source.Namespace[0], *req.Source.Name
-	dstNS, dst := req.Destination.Namespace[0], *req.Destination.Name
-	if !r.p.CanWrite(srcNS) {
-		return forbidden("no write access to namespace %s", srcNS)
-	}
-	if !r.p.CanWrite(dstNS) {
-		return forbidden("no write access to namespace %s", dstNS)
-	}
-	if err := checkName("view", dst); err != nil {
-		return err
-	}
-	_, err := s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
+	_, err = s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
 		v, found, err := s.lookupView(ctx, tx, srcNS, src)
 		if err != nil {
 			return change{}, err
