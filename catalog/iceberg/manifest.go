@@ -353,23 +353,16 @@ func writeOptLong(w *avro.Writer, p *int64) {
 }
 
 func writeIntLongMap(w *avro.Writer, m map[int]int64) {
-	if m == nil {
-		w.WriteLong(0)
-		return
-	}
-	w.WriteLong(1)
-	keys := sortedKeys(m)
-	if len(keys) > 0 {
-		w.WriteLong(int64(len(keys)))
-		for _, k := range keys {
-			w.WriteInt(int32(k))
-			w.WriteLong(m[k])
-		}
-	}
-	w.WriteLong(0)
+	writeIntMap(w, m, (*avro.Writer).WriteLong)
 }
 
 func writeIntBytesMap(w *avro.Writer, m map[int][]byte) {
+	writeIntMap(w, m, (*avro.Writer).WriteBytes)
+}
+
+// writeIntMap writes an optional map<int, V> (Iceberg's key-value array of
+// field id → value) as a union: null, or the entries sorted by field id.
+func writeIntMap[V any](w *avro.Writer, m map[int]V, writeValue func(*avro.Writer, V)) {
 	if m == nil {
 		w.WriteLong(0)
 		return
@@ -380,7 +373,7 @@ func writeIntBytesMap(w *avro.Writer, m map[int][]byte) {
 		w.WriteLong(int64(len(keys)))
 		for _, k := range keys {
 			w.WriteInt(int32(k))
-			w.WriteBytes(m[k])
+			writeValue(w, m[k])
 		}
 	}
 	w.WriteLong(0)
