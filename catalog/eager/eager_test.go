@@ -231,8 +231,10 @@ func TestWatcherSingleLeaderAndTakeover(t *testing.T) {
 		}
 	}
 
-	stopA()
+	// Count a's calls before stopping it: b may take over and catch up
+	// before stopA returns.
 	mark := len(c.snapshot())
+	stopA()
 	// b catches up with the newest snapshot, then handles new ones.
 	waitFor(t, "b's catch-up", func() bool {
 		s := c.snapshot()
