@@ -63,6 +63,7 @@ type column struct {
 	nullable bool
 	nested   bool
 	ice      iceberg.Type
+	doc      string // the field's doc: a ducklake_column_tag "comment"
 }
 
 // flatten lists the columns of fields depth first, each parent before its
@@ -84,7 +85,7 @@ func flatten(fields []iceberg.NestedField) ([]column, error) {
 		if err != nil {
 			return err
 		}
-		c := column{id: int64(f.ID), parent: parent, name: f.Name, typ: typ, nullable: !f.Required, nested: !f.Type.IsPrimitive(), ice: f.Type}
+		c := column{id: int64(f.ID), parent: parent, name: f.Name, typ: typ, nullable: !f.Required, nested: !f.Type.IsPrimitive(), ice: f.Type, doc: f.Doc}
 		out = append(out, c)
 		switch f.Type.ID {
 		case iceberg.TypeStruct:

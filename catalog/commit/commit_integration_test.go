@@ -455,3 +455,62 @@ func TestCommitEvolvesColumns(t *testing.T) {
 		t.Errorf("metadata %s", out.MetadataJSON)
 	}
 }
+
+// TestCommitColumnDocs: Iceberg docs are DuckLake column comments, the
+// ducklake_column_tag rows DuckDB's COMMENT ON COLUMN writes, versioned by
+// snapshot; the schema served back carries them.
+func TestCommitColumnDocs(t *testing.T) {
+	l := newLake(t)
+	ctx := context.Background()
+	schema := &iceberg.Schema{Fields: []iceberg.NestedField{
+		{ID: 1, Name: "id", Required: true, Type: iceberg.Primitive(iceberg.TypeInt), Doc: "unique ID 🤪"},
+		{ID: 2, Name: "data", Type: iceberg.Primitive(iceberg.TypeString)},
+		{ID: 3, Name: "s", Type: iceberg.StructOf(iceberg.NestedField{ID: 4, Name: "x", Type: iceberg.Primitive(iceberg.TypeDouble), Doc: "inner"})},
+	}}
+	created, err := l.write(func(tx pgx.Tx, snap *Snapshot) error {
+		_, err := l.cat.CreateTable(ctx, tx, snap, l.ns, &CreateTableRequest{Name: "t", Schema: schema})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A doc changed, one added, one removed; the columns stay as they are.
+	next := &iceberg.Schema{ID: 1, Fields: []iceberg.NestedField{
+		{ID: 1, Name: "id", Required: true, Type: iceberg.Primitive(iceberg.TypeInt), Doc: "the key"},
+		{ID: 2, Name: "data", Type: iceberg.Primitive(iceberg.TypeString), Doc: "payload"},
+		{ID: 3, Name: "s", Type: iceberg.StructOf(iceberg.NestedField{ID: 4, Name: "x", Type: iceberg.Primitive(iceberg.TypeDouble)})},
+	}}
+	s, err := l.commit("t", &TableCommit{Updates: []Update{{Action: ActionAddSchema, Schema: next}, {Action: ActionSetCurrentSchema, SchemaID: ptr(-1)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := l.query(`SELECT column_id, begin_snapshot = $1, coalesce(end_snapshot = $2, false), "key", "value"
+		FROM ducklake_column_tag ORDER BY column_id, begin_snapshot`, created, s)
+	want := "[[1 true true comment unique ID 🤪] [1 false false comment the key] [2 false false comment payload] [4 true true comment inner]]"
+	if fmt.Sprint(rows) != want {
+		t.Errorf("column tags\n got %v\nwant %s", rows, want)
+	}
+	if got := l.query(`SELECT count(*) FROM ducklake_column WHERE begin_snapshot = $1`, s); fmt.Sprint(got) != "[[0]]" {
+		t.Errorf("a doc change rewrote columns: %v", got)
+	}
+	out, err := materialize.Materialise(ctx, materialize.NewPGSource(l.pool, ""), 2, s, materialize.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := out.Metadata.SchemaByID(out.Metadata.CurrentSchemaID)
+	next.ID = cur.ID
+	if !cur.Equal(next) {
+		t.Errorf("the schema served back: %+v, want %+v", cur, next)
+	}
+	first := out.Metadata.Schemas[0]
+	schema.ID = first.ID
+	if len(out.Metadata.Schemas) != 2 || !first.Equal(schema) {
+		t.Errorf("the schemas served back: %+v", out.Metadata.Schemas)
+	}
+	// The same commit again changes nothing.
+	if s2, err := l.commit("t", &TableCommit{Updates: []Update{{Action: ActionAddSchema, Schema: next}, {Action: ActionSetCurrentSchema, SchemaID: ptr(-1)}}}); err != nil {
+		t.Fatal(err)
+	} else if got := l.query(`SELECT count(*) FROM ducklake_column_tag WHERE begin_snapshot = $1`, s2); fmt.Sprint(got) != "[[0]]" {
+		t.Errorf("an unchanged schema wrote tags: %v", got)
+	}
+}

@@ -201,6 +201,48 @@ func (c *Catalog) insertColumn(ctx context.Context, tx pgx.Tx, snap *Snapshot, t
 	if err != nil {
 		return fmt.Errorf("insert column %d (%s): %w", col.id, col.name, err)
 	}
+	if col.doc != "" {
+		return c.setColumnDoc(ctx, tx, snap, tableID, col.id, col.doc)
+	}
+	return nil
+}
+
+// columnDocs reads the live comments of table tableID's columns by id.
+func (c *Catalog) columnDocs(ctx context.Context, tx pgx.Tx, tableID int64) (map[int64]string, error) {
+	rows, err := tx.Query(ctx, `SELECT column_id, coalesce("value", '') FROM `+c.t("ducklake_column_tag")+`
+		WHERE table_id = $1 AND "key" = 'comment' AND end_snapshot IS NULL`, tableID)
+	if err != nil {
+		return nil, fmt.Errorf("read column comments of table %d: %w", tableID, err)
+	}
+	docs := map[int64]string{}
+	var (
+		id  int64
+		doc string
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&id, &doc}, func() error { docs[id] = doc; return nil }); err != nil {
+		return nil, fmt.Errorf("read column comments of table %d: %w", tableID, err)
+	}
+	return docs, nil
+}
+
+// setColumnDoc makes doc the column's comment from the snapshot on, as
+// DuckDB's COMMENT ON COLUMN does (an empty doc removes it).
+func (c *Catalog) setColumnDoc(ctx context.Context, tx pgx.Tx, snap *Snapshot, tableID, columnID int64, doc string) error {
+	if _, err := tx.Exec(ctx, `DELETE FROM `+c.t("ducklake_column_tag")+`
+		WHERE table_id = $1 AND column_id = $2 AND "key" = 'comment' AND begin_snapshot = $3`, tableID, columnID, snap.ID); err != nil {
+		return fmt.Errorf("comment on column %d: %w", columnID, err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE `+c.t("ducklake_column_tag")+` SET end_snapshot = $3
+		WHERE table_id = $1 AND column_id = $2 AND "key" = 'comment' AND end_snapshot IS NULL`, tableID, columnID, snap.ID); err != nil {
+		return fmt.Errorf("comment on column %d: %w", columnID, err)
+	}
+	if doc == "" {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO `+c.t("ducklake_column_tag")+` (table_id, column_id, begin_snapshot, end_snapshot, "key", "value")
+		VALUES ($1, $2, $3, NULL, 'comment', $4)`, tableID, columnID, snap.ID, doc); err != nil {
+		return fmt.Errorf("comment on column %d: %w", columnID, err)
+	}
 	return nil
 }
 

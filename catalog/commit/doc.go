@@ -30,7 +30,8 @@
 //	                         equal file_path bounds); a second one for the same data file → 501
 //	equality delete file     501
 //	add-schema + current     columns diffed by field id: add, drop, rename, int→long, float→double,
-//	                         decimal widening, optional; new rows for changed columns; altered_table
+//	                         decimal widening, optional; new rows for changed columns; altered_table;
+//	                         docs → ducklake_column_tag "comment" (DuckDB's COMMENT ON COLUMN)
 //	add-spec + default       ducklake_partition_info/_column: identity, bucket(N) (kinds DuckDB hashes
 //	                         as Iceberg), year/month/day/hour (+ the coarser calendar keys DuckLake
 //	                         needs); truncate[W] → sidecar duckicelake_table_partition_field;

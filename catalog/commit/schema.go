@@ -39,6 +39,10 @@ func (c *Catalog) evolveSchema(ctx context.Context, tx pgx.Tx, snap *Snapshot, t
 			partCols[k.ColumnID] = true
 		}
 	}
+	docs, err := c.columnDocs(ctx, tx, tableID)
+	if err != nil {
+		return false, err
+	}
 	curByID := make(map[int64]ducklake.Column, len(cur))
 	for _, col := range cur {
 		curByID[col.ID] = col
@@ -77,6 +81,12 @@ func (c *Catalog) evolveSchema(ctx context.Context, tx pgx.Tx, snap *Snapshot, t
 		}
 		if old.NullsAllowed && !w.nullable {
 			return false, invalid("field %q (id %d): an optional field cannot become required", w.name, w.id)
+		}
+		if docs[w.id] != w.doc {
+			if err := c.setColumnDoc(ctx, tx, snap, tableID, w.id, w.doc); err != nil {
+				return false, err
+			}
+			changed = true
 		}
 		if old.Name == w.name && typ == old.Type && old.NullsAllowed == w.nullable {
 			continue

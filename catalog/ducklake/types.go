@@ -112,6 +112,9 @@ type Field struct {
 	Name     string
 	Type     Type
 	Nullable bool
+	// Doc is the column's comment (its ducklake_column_tag "comment", as
+	// DuckDB's COMMENT ON COLUMN writes it), which Iceberg calls doc.
+	Doc string
 }
 
 // String renders t in DuckDB syntax, e.g. "decimal(10,2)",

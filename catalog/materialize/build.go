@@ -210,7 +210,28 @@ func (b *builder) fieldsAt(s int64) ([]ducklake.Field, error) {
 		}
 	}
 	slices.SortStableFunc(cols, func(x, y ducklake.Column) int { return cmp.Or(cmp.Compare(x.Order, y.Order), cmp.Compare(x.ID, y.ID)) })
-	return ducklake.BuildFields(cols)
+	fields, err := ducklake.BuildFields(cols)
+	if err != nil || len(b.h.Comments) == 0 {
+		return fields, err
+	}
+	docs := map[int64]string{}
+	for _, t := range b.h.Comments {
+		if t.Begin <= s && (t.End == 0 || t.End > s) {
+			docs[t.ColumnID] = t.Value
+		}
+	}
+	setDocs(fields, docs)
+	return fields, nil
+}
+
+// setDocs gives fields (and the fields of their structs) their comments.
+func setDocs(fields []ducklake.Field, docs map[int64]string) {
+	for i := range fields {
+		fields[i].Doc = docs[fields[i].ID]
+		if fields[i].Type.Kind == ducklake.KindStruct {
+			setDocs(fields[i].Type.Fields, docs)
+		}
+	}
 }
 
 func (b *builder) schemaAt(s int64) *schemaVersion {
@@ -234,6 +255,15 @@ func (b *builder) buildSchemas() error {
 		}
 		if c.End != 0 && c.End <= b.snap {
 			bounds = append(bounds, b.clamp(c.End))
+		}
+	}
+	// A comment change is a new Iceberg schema (a doc is part of a field).
+	for _, t := range b.h.Comments {
+		if t.Begin <= b.snap {
+			bounds = append(bounds, b.clamp(t.Begin))
+		}
+		if t.End != 0 && t.End <= b.snap {
+			bounds = append(bounds, b.clamp(t.End))
 		}
 	}
 	slices.Sort(bounds)
@@ -261,7 +291,7 @@ func (b *builder) buildSchemas() error {
 		}
 		sv.schema, sv.err = IcebergSchema(id, fields, b.version)
 		if n := len(b.schemas); n > 0 && b.schemas[n-1].schema != nil && sv.schema != nil && b.schemas[n-1].schema.Equal(sv.schema) {
-			continue // a change that does not show in Iceberg (a comment, a default)
+			continue // a change that does not show in Iceberg (a default)
 		}
 		if sv.schema != nil {
 			used[id] = true

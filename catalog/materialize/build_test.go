@@ -419,3 +419,53 @@ func (s historySource) History(_ context.Context, tableID, snap int64) (*History
 	}
 	return s.h, nil
 }
+
+// Column comments are Iceberg docs: a comment (snapshot 4 on id, nested
+// ones too) makes a new schema from its snapshot on, and the schemas
+// before it keep the docs they had.
+func TestBuildColumnDocs(t *testing.T) {
+	h := eventsHistory()
+	h.Columns = append(h.Columns,
+		ducklake.Column{ID: 4, Begin: 1, TableID: 1, Order: 4, Name: "s", Type: "struct", NullsAllowed: true},
+		ducklake.Column{ID: 5, Begin: 1, TableID: 1, Order: 5, Name: "x", Type: "int32", NullsAllowed: true, ParentColumn: 4})
+	h.Comments = []ducklake.ColumnTag{
+		{TableID: 1, ColumnID: 3, Begin: 1, End: 4, Key: "comment", Value: "category"},
+		{TableID: 1, ColumnID: 3, Begin: 4, Key: "comment", Value: "category 🤪"},
+		{TableID: 1, ColumnID: 1, Begin: 4, Key: "comment", Value: "unique ID"},
+		{TableID: 1, ColumnID: 5, Begin: 4, Key: "comment", Value: "nested"},
+	}
+	h.Inlined = nil
+	h.InlinedDeletes = nil
+	out, err := Build(h, 6, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := out.Metadata
+	docs := func(s *iceberg.Schema) []string {
+		var d []string
+		for _, f := range s.Fields {
+			d = append(d, f.Name+"="+f.Doc)
+			if f.Type.ID == iceberg.TypeStruct {
+				for _, c := range f.Type.Fields {
+					d = append(d, f.Name+"."+c.Name+"="+c.Doc)
+				}
+			}
+		}
+		return d
+	}
+	if len(md.Schemas) != 2 {
+		t.Fatalf("%d schemas, want 2 (the comment change at snapshot 4 is a new schema)", len(md.Schemas))
+	}
+	want := [][]string{
+		{"id=", "ts=", "cat=category", "s=", "s.x="},
+		{"id=unique ID", "ts=", "cat=category 🤪", "s=", "s.x=nested"},
+	}
+	for i, s := range md.Schemas {
+		if got := docs(s); !slices.Equal(got, want[i]) {
+			t.Errorf("schema %d docs = %q, want %q", s.ID, got, want[i])
+		}
+	}
+	if cur := md.Schemas[len(md.Schemas)-1].ID; md.CurrentSchemaID != cur {
+		t.Errorf("current schema %d, want the commented one %d", md.CurrentSchemaID, cur)
+	}
+}

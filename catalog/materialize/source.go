@@ -27,6 +27,7 @@ type History struct {
 	Snapshots []ducklake.Snapshot // every catalog snapshot up to it, ascending
 
 	Columns    []ducklake.Column        // every version (Begin/End), children included
+	Comments   []ducklake.ColumnTag     // every version of the columns' "comment" tags (Iceberg docs)
 	Partitions []ducklake.PartitionInfo // every spec the table had
 
 	// DataFiles holds every data file row of the table, paths resolved, with
@@ -119,7 +120,7 @@ func (s *PGSource) History(ctx context.Context, tableID, snapshotID int64) (*His
 		return nil, err
 	}
 	steps := []func(context.Context, *History, int64) error{
-		s.columns, s.dataFiles, s.partitionValues, s.deleteFiles, s.stats, s.inlinedDeletes, s.inlined, s.extras,
+		s.columns, s.comments, s.dataFiles, s.partitionValues, s.deleteFiles, s.stats, s.inlinedDeletes, s.inlined, s.extras,
 	}
 	for _, step := range steps {
 		if err := step(ctx, h, snapshotID); err != nil {
@@ -148,6 +149,29 @@ func (s *PGSource) columns(ctx context.Context, h *History, snap int64) error {
 	})
 	if err != nil {
 		return fmt.Errorf("read columns: %w", err)
+	}
+	return nil
+}
+
+// comments reads every version of the table's column comments: DuckDB's
+// COMMENT ON COLUMN and Iceberg docs are both ducklake_column_tag
+// "comment" rows.
+func (s *PGSource) comments(ctx context.Context, h *History, snap int64) error {
+	rows, err := s.db.Query(ctx, `SELECT table_id, column_id, begin_snapshot, end_snapshot, "key", coalesce("value", '')
+		FROM `+s.t("ducklake_column_tag")+` WHERE table_id = $1 AND "key" = 'comment' AND begin_snapshot <= $2
+		ORDER BY begin_snapshot, column_id`, h.Table.ID, snap)
+	if err != nil {
+		return fmt.Errorf("read column comments: %w", err)
+	}
+	h.Comments, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (ducklake.ColumnTag, error) {
+		var t ducklake.ColumnTag
+		var e *int64
+		err := row.Scan(&t.TableID, &t.ColumnID, &t.Begin, &e, &t.Key, &t.Value)
+		t.End = orZero(e)
+		return t, err
+	})
+	if err != nil {
+		return fmt.Errorf("read column comments: %w", err)
 	}
 	return nil
 }

@@ -135,7 +135,7 @@ func icebergFields(fields []ducklake.Field, formatVersion int) ([]iceberg.Nested
 		if err != nil {
 			return nil, err
 		}
-		out[i] = iceberg.NestedField{ID: int(f.ID), Name: f.Name, Required: !f.Nullable, Type: t}
+		out[i] = iceberg.NestedField{ID: int(f.ID), Name: f.Name, Required: !f.Nullable, Type: t, Doc: f.Doc}
 	}
 	return out, nil
 }

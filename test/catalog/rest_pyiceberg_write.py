@@ -203,8 +203,19 @@ def lifecycle(run: Run) -> dict:
         u.add_column("extra", LongType())
         u.rename_column("name", "label")
         u.update_column("qty", LongType())
+        u.update_column("amount", doc="what the row is worth")
     # A schema change makes no Iceberg snapshot: the next append shows it.
     report["evolved_schema"] = [[f.field_id, f.name, str(f.field_type)] for f in t.schema().fields]
+    # A doc is a DuckLake column comment: DuckDB shows it, and DuckDB's
+    # COMMENT ON COLUMN is the doc a fresh load serves.
+    run.duck.execute(f"COMMENT ON COLUMN l.{ns}.t.extra IS 'set in DuckDB'")
+    fresh = run.cat.load_table((ns, "t")).schema()
+    report["docs"] = {
+        "pyiceberg": {f.name: f.doc for f in fresh.fields if f.doc},
+        "duckdb": dict(run.duck.execute(
+            "SELECT column_name, comment FROM duckdb_columns() WHERE database_name = 'l' AND schema_name = ? AND table_name = 't' AND comment IS NOT NULL",
+            [ns]).fetchall()),
+    }
     rows = dicts(300, 320)
     for r in rows:
         r["label"] = r.pop("name")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -117,12 +118,16 @@ func TestPyIcebergWriteLifecycle(t *testing.T) {
 	env := writeEnv(t, ns)
 	var got struct {
 		compareReport
-		CreatedFieldIDs   [][]any `json:"created_field_ids"`
-		EvolvedSchema     [][]any `json:"evolved_schema"`
-		AppendAfterDuckDB int     `json:"append_after_duckdb_conflicts"`
-		DeleteInlined     string  `json:"delete_inlined"`
-		InlinedRows       int     `json:"inlined_rows"`
-		Conflicts         int     `json:"conflicts"`
+		CreatedFieldIDs [][]any `json:"created_field_ids"`
+		EvolvedSchema   [][]any `json:"evolved_schema"`
+		Docs            struct {
+			PyIceberg map[string]string `json:"pyiceberg"`
+			DuckDB    map[string]string `json:"duckdb"`
+		} `json:"docs"`
+		AppendAfterDuckDB int    `json:"append_after_duckdb_conflicts"`
+		DeleteInlined     string `json:"delete_inlined"`
+		InlinedRows       int    `json:"inlined_rows"`
+		Conflicts         int    `json:"conflicts"`
 	}
 	pyWriteScenario(t, env, "lifecycle", ns, &got)
 	got.check(t, map[string]int{
@@ -138,6 +143,10 @@ func TestPyIcebergWriteLifecycle(t *testing.T) {
 	if fmt.Sprint(got.EvolvedSchema[1]) != "[2 label string]" || fmt.Sprint(got.EvolvedSchema[3]) != "[4 qty long]" ||
 		fmt.Sprint(got.EvolvedSchema[len(got.EvolvedSchema)-1]) != "[14 extra long]" {
 		t.Errorf("evolved schema: %v", got.EvolvedSchema)
+	}
+	wantDocs := map[string]string{"amount": "what the row is worth", "extra": "set in DuckDB"}
+	if !maps.Equal(got.Docs.PyIceberg, wantDocs) || !maps.Equal(got.Docs.DuckDB, wantDocs) {
+		t.Errorf("column docs: PyIceberg %q, DuckDB %q, want both %q", got.Docs.PyIceberg, got.Docs.DuckDB, wantDocs)
 	}
 	if got.AppendAfterDuckDB < 1 {
 		t.Errorf("PyIceberg's append on a head DuckDB moved got %d conflicts, want at least one (then a retry)", got.AppendAfterDuckDB)

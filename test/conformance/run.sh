@@ -21,6 +21,10 @@
 #                    need to write manifests to s3:// table locations
 #   RCK_PROPERTIES   more catalog properties, "key=value" separated by spaces
 #   RCK_TIMEOUT      give up on the kit after this long (default 20m)
+#   RCK_INCLUDE      run only the kit tests whose method name matches this
+#                    regular expression (e.g. 'createTableTransaction|testLoadTable')
+#   RCK_WIRE=1       log request and response bodies too (the HTTP client's
+#                    wire logger) into rck.log
 #   MVN, JAVA        the commands (default mvn, $JAVA_HOME/bin/java or java)
 # Capability flags the kit reads are in pom.xml (rck.*); override one with
 # RCK_PROPERTIES="rck.supports-names-with-dot=true".
@@ -83,6 +87,9 @@ fi
 
 rm -rf target/reports target/rck.log
 props=("-Dorg.slf4j.simpleLogger.logFile=$here/target/rck.log")
+if [[ ${RCK_WIRE:-0} == 1 ]]; then
+  props+=(-Dorg.slf4j.simpleLogger.log.org.apache.hc.client5.http.wire=debug)
+fi
 if ((reference)); then
   # The reference catalog's own capabilities: the kit's defaults.
   props+=(-Drck.local=true)
@@ -117,6 +124,7 @@ cmd=("$JAVA" "${props[@]}" -cp "target/test-classes:$(cat "$cpfile")"
   org.junit.platform.console.ConsoleLauncher execute
   --disable-banner --disable-ansi-colors --details=summary
   --select-class org.apache.iceberg.rest.RESTCompatibilityKitSuite
+  ${RCK_INCLUDE:+--include-methodname ".*(${RCK_INCLUDE}).*"}
   --reports-dir target/reports
   --config "rck.local=$( ((reference)) && echo true || echo false)")
 
