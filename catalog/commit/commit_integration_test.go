@@ -514,3 +514,39 @@ func TestCommitColumnDocs(t *testing.T) {
 		t.Errorf("an unchanged schema wrote tags: %v", got)
 	}
 }
+
+// TestCreateTableAfterRename: a table renamed away keeps its files under
+// the old name's path; a new table of that name gets a path of its own, so
+// purging either never deletes the other's files. A location the client
+// chose is kept as asked.
+func TestCreateTableAfterRename(t *testing.T) {
+	l := newLake(t)
+	ctx := context.Background()
+	schema := &iceberg.Schema{Fields: []iceberg.NestedField{{ID: 1, Name: "id", Type: iceberg.Primitive(iceberg.TypeInt)}}}
+	create := func(name, location string) ducklake.Table {
+		t.Helper()
+		var tbl ducklake.Table
+		if _, err := l.write(func(tx pgx.Tx, snap *Snapshot) error {
+			var err error
+			tbl, err = l.cat.CreateTable(ctx, tx, snap, l.ns, &CreateTableRequest{Name: name, Schema: schema, Location: location})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return tbl
+	}
+	first := create("t", "")
+	if first.RawPath != "t/" {
+		t.Fatalf("first table's path %q, want t/", first.RawPath)
+	}
+	// A rename, as DuckDB's ALTER TABLE … RENAME writes it: same path.
+	l.query(`UPDATE ducklake_table SET table_name = 'old' WHERE table_id = $1`, first.ID)
+	second := create("t", "")
+	if second.RawPath == first.RawPath || !strings.HasPrefix(second.RawPath, "t-") || !strings.HasSuffix(second.Path, "/"+second.RawPath) {
+		t.Errorf("the new table's path %q (location %q) is not its own", second.RawPath, second.Path)
+	}
+	chosen := create("u", l.ns.Path+"t")
+	if chosen.RawPath != "t/" {
+		t.Errorf("a chosen location became %q", chosen.RawPath)
+	}
+}

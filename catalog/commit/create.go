@@ -34,6 +34,7 @@ type tablePlan struct {
 	uuid          string
 	path          string // the table's path relative to its schema's, ending in "/"
 	location      string // resolved, without the trailing "/" (Iceberg's table location)
+	chosen        bool   // the client chose the location (else it is the name's default)
 	schema        *iceberg.Schema
 	columns       []column
 	fields        []ducklake.Field // top level, as DuckLake will hold them
@@ -126,8 +127,9 @@ func planTable(ns Namespace, name, location string, schema *iceberg.Schema, spec
 		loc := strings.TrimRight(normLocation(location), "/")
 		switch {
 		case loc == p.location:
+			p.chosen = true
 		case under(loc, ns.Path) && loc != strings.TrimSuffix(ns.Path, "/"):
-			p.path, p.location = strings.TrimPrefix(loc, ns.Path)+"/", loc
+			p.path, p.location, p.chosen = strings.TrimPrefix(loc, ns.Path)+"/", loc, true
 		default:
 			return nil, newError(ErrForbidden, "table location %s is not inside its namespace's location %s", location, ns.Path)
 		}
@@ -285,6 +287,20 @@ func (c *Catalog) writeTable(ctx context.Context, tx pgx.Tx, snap *Snapshot, ns 
 		return ducklake.Table{}, newError(ErrExists, "Table already exists: %s.%s", ns.Name, p.name)
 	case taken == "view":
 		return ducklake.Table{}, newError(ErrExists, "View with same name already exists: %s.%s", ns.Name, p.name)
+	}
+	if !p.chosen {
+		// A table renamed away keeps its files under the name's default
+		// path; sharing it would make either table's purge delete the
+		// other's files, so the new table gets a path of its own.
+		var shared bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+c.t("ducklake_table")+`
+			WHERE schema_id = $1 AND end_snapshot IS NULL AND coalesce(path_is_relative, true) AND path = $2)`, ns.ID, p.path).Scan(&shared); err != nil {
+			return ducklake.Table{}, fmt.Errorf("check the path of table %q: %w", p.name, err)
+		}
+		if shared {
+			p.path = p.name + "-" + p.uuid[:8] + "/"
+			p.location = ns.Path + strings.TrimSuffix(p.path, "/")
+		}
 	}
 	id := snap.catalogID()
 	if _, err := tx.Exec(ctx, `INSERT INTO `+c.t("ducklake_table")+` (table_id, table_uuid, begin_snapshot, end_snapshot, schema_id, table_name, path, path_is_relative)
