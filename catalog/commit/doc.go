@@ -44,4 +44,11 @@
 //	assign-uuid, statistics  accepted (the same UUID; statistics are derived from DuckLake)
 //	remove-snapshots         501 (DuckLake snapshots are catalog-wide: ducklake_expire_snapshots)
 //	set-location             accepted when unchanged, else 501
+//	register table           a create from a metadata file (current schema with its field ids,
+//	                         default spec and sort order, properties, format version, UUID,
+//	                         location) + the current snapshot's live data and position delete files
+//	                         as one add-snapshot (inserted_into_table); files under another
+//	                         partition spec than the default, equality deletes → 501; files,
+//	                         manifests outside the table location → 403; a live table with the
+//	                         same UUID → 409. The Iceberg snapshot history is not carried over
 package commit

@@ -43,6 +43,12 @@ func (s *Server) endpoints() []string {
 		e = append(e, "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/sign")
 	}
 	e = append(e, viewEndpoints...)
+	if s.objects != nil {
+		if s.mat != nil {
+			e = append(e, registerTableEndpoint)
+		}
+		e = append(e, registerViewEndpoint)
+	}
 	return e
 }
 

@@ -33,6 +33,19 @@
 // it for the gateway with a short-lived credential minted for the table, or
 // with SignerConfig.Direct for the upstream with its root key.
 //
+// A table or view is registered (POST …/register, …/register-view) from a
+// metadata file inside its namespace's location, read with the catalog's
+// root credentials (Deps.Objects): a table becomes a DuckLake table holding
+// the current snapshot's files (commit.Catalog.Register), a view a DuckLake
+// view with its Iceberg metadata in the sidecar. Views made or changed here
+// get a real metadata file at the location they report, when that location
+// is inside their namespace's, so the file can be registered again.
+//
+// A namespace of several levels cannot exist (DuckLake schemas have one):
+// routes about one answer as for any missing namespace — NoSuchTable for a
+// table in it, which is what makes Java's client fall back to metadata
+// tables (ns.tbl.files) — while creating one is a 400.
+//
 // LoadTable answers from pre-encoded bytes for (table, snapshot, form) with an
 // ETag, so a cache hit is a map lookup and a write; the current snapshot id is
 // re-read from Postgres at most once per Config.SnapshotTTL.

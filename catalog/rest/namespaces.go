@@ -99,6 +99,9 @@ func (s *Server) listNamespaces(r *request) error {
 		if err != nil {
 			return err
 		}
+		if levels, ok := multiLevelNamespace([]string{ns}); ok {
+			return noSuchNamespace(strings.Join(levels, "."))
+		}
 		if err := checkNamespace([]string{ns}); err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package rest
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 
 	"github.com/valyala/fasthttp"
@@ -122,6 +123,9 @@ func (s *Server) route(r *request, seg [][]byte) error {
 		}
 		return methodNotAllowed(r.ctx, "GET, POST")
 	}
+	if levels, ok := multiLevel(seg[1]); ok {
+		return absentNamespace(r, seg, levels)
+	}
 	ns, err := decodeNamespace(seg[1])
 	if err != nil {
 		return err
@@ -150,7 +154,18 @@ func (s *Server) route(r *request, seg [][]byte) error {
 	case "tables":
 	case "views":
 		return s.routeViews(r, seg[3:])
-	case "register", "register-view", "functions":
+	case "register", "register-view":
+		if len(seg) != 3 {
+			return notFound(r)
+		}
+		if method != fasthttp.MethodPost {
+			return methodNotAllowed(r.ctx, "POST")
+		}
+		if string(seg[2]) == "register" {
+			return s.registerTable(r)
+		}
+		return s.registerView(r)
+	case "functions":
 		return notImplemented(r)
 	default:
 		return notFound(r)
@@ -271,6 +286,61 @@ func decodeNamespace(seg []byte) (string, error) {
 		return "", err
 	}
 	return ns, nil
+}
+
+// multiLevel reports whether a namespace path parameter names a namespace
+// of more than one level, and its levels.
+func multiLevel(seg []byte) ([]string, bool) {
+	ns, err := unescape(seg)
+	if err != nil {
+		return nil, false
+	}
+	return multiLevelNamespace([]string{ns})
+}
+
+// multiLevelNamespace reports whether a namespace given as levels (a JSON
+// Namespace, or one level holding the %1F-separated levels) has more than
+// one level, none empty: a well-formed namespace that cannot exist here.
+func multiLevelNamespace(levels []string) ([]string, bool) {
+	if len(levels) == 1 && strings.Contains(levels[0], nsSeparator) {
+		levels = strings.Split(levels[0], nsSeparator)
+	}
+	return levels, len(levels) > 1 && !slices.Contains(levels, "")
+}
+
+// absentNamespace answers a request about a namespace of several levels.
+// Such a namespace cannot exist here (DuckLake schemas have one level), so
+// it is answered as any missing namespace is, with the route's "does not
+// exist" error: NoSuchTable for a table in it, NoSuchView for a view,
+// NoSuchNamespace otherwise. Iceberg clients rely on that: Java's loads
+// table ns.tbl.files as table "files" of namespace ns.tbl first and, on
+// NoSuchTable, falls back to metadata table "files" of table ns.tbl.
+// Creating such a namespace stays a 400 (checkNamespace).
+func absentNamespace(r *request, seg [][]byte, levels []string) error {
+	ns := strings.Join(levels, ".")
+	if len(seg) < 4 {
+		if len(seg) == 3 {
+			switch string(seg[2]) {
+			case "properties", "tables", "views", "register", "register-view":
+			default:
+				return notFound(r)
+			}
+		}
+		return noSuchNamespace(ns)
+	}
+	name, err := unescape(seg[3])
+	if err != nil || name == "" {
+		return badRequest("malformed name in the path")
+	}
+	switch string(seg[2]) {
+	case "tables":
+		return noSuchTable(ns, name)
+	case "views":
+		if len(seg) == 4 {
+			return noSuchView(ns, name)
+		}
+	}
+	return notFound(r)
 }
 
 // checkNamespace validates a namespace given as levels (a JSON Namespace or

@@ -57,8 +57,11 @@ type Deps struct {
 	Keyring *creds.Keyring
 	// Purger deletes dropped tables' files; nil refuses purgeRequested.
 	Purger Purger
-	// Objects reads the manifests Iceberg clients write, with the catalog's
-	// root credentials; nil refuses commits that add snapshots.
+	// Objects reads the manifests Iceberg clients write and the metadata
+	// files tables and views are registered from, with the catalog's root
+	// credentials; nil refuses commits that add snapshots and registering.
+	// When it is also a commit.ObjectWriter, views get real metadata files
+	// at the locations the catalog reports.
 	Objects commit.ObjectReader
 	// Authorizer decides, after the table scope, whether a remotely signed
 	// S3 request may be signed, as the gateway's does per request; nil is
@@ -80,6 +83,7 @@ type Server struct {
 	purger  Purger
 	signer  *remoteSigner // nil: remote signing is not configured
 	commits *commit.Catalog
+	objects commit.ObjectReader // nil: no register, no view metadata files
 	log     *zap.Logger
 	now     func() time.Time
 
@@ -118,6 +122,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		mat:      deps.Materializer,
 		keyring:  deps.Keyring,
 		purger:   deps.Purger,
+		objects:  deps.Objects,
 		log:      deps.Logger,
 		now:      deps.Now,
 		tokenKey: cfg.TokenKey,

@@ -177,6 +177,19 @@ func (s *Server) readRename(r *request, kind string) (srcNS, src, dstNS, dst str
 		if id.Namespace == nil {
 			return "", "", "", "", badRequest("a %s identifier needs a namespace", kind)
 		}
+	}
+	// A namespace of several levels cannot exist here: the source is a
+	// missing table or view, the destination a missing namespace.
+	if levels, ok := multiLevelNamespace(req.Source.Namespace); ok {
+		if kind == "view" {
+			return "", "", "", "", noSuchView(strings.Join(levels, "."), *req.Source.Name)
+		}
+		return "", "", "", "", noSuchTable(strings.Join(levels, "."), *req.Source.Name)
+	}
+	if levels, ok := multiLevelNamespace(req.Destination.Namespace); ok {
+		return "", "", "", "", noSuchNamespace(strings.Join(levels, "."))
+	}
+	for _, id := range []*tableIdentifier{req.Source, req.Destination} {
 		if err := checkNamespace(id.Namespace); err != nil {
 			return "", "", "", "", err
 		}
@@ -199,14 +212,14 @@ func (s *Server) readRename(r *request, kind string) (srcNS, src, dstNS, dst str
 // … RENAME TO does: the table row ends and a new row with the same id,
 // UUID and path begins, the schema version goes up (with a
 // ducklake_schema_versions row for the table), and the change is logged as
-// created_table:"ns"."new", DuckDB's own notation for a rename.
+// created_table:"ns"."new", DuckDB's own notation for a rename. A missing
+// source table (404 NoSuchTable) or destination namespace (404
+// NoSuchNamespace) is reported before the refusal of a move to another
+// namespace (406), as Iceberg's catalogs order them.
 func (s *Server) renameTable(r *request) error {
 	srcNS, src, dstNS, dst, err := s.readRename(r, "table")
 	if err != nil {
 		return err
-	}
-	if srcNS != dstNS {
-		return unsupported("moving a table to another namespace is not supported: a DuckLake table's files live under its schema's path")
 	}
 	_, err = s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
 		sc, exists, err := s.lookupSchema(ctx, tx, srcNS)
@@ -222,6 +235,15 @@ func (s *Server) renameTable(r *request) error {
 		}
 		if !exists {
 			return change{}, noSuchTable(srcNS, src)
+		}
+		if srcNS != dstNS {
+			switch _, exists, err := s.lookupSchema(ctx, tx, dstNS); {
+			case err != nil:
+				return change{}, err
+			case !exists:
+				return change{}, noSuchNamespace(dstNS)
+			}
+			return change{}, unsupported("moving a table to another namespace is not supported: a DuckLake table's files live under its schema's path")
 		}
 		if err := s.renameClash(ctx, tx, sc.ID, srcNS+"."+src, dstNS, dst); err != nil {
 			return change{}, err

@@ -1,6 +1,8 @@
 package rest
 
 import (
+	"strings"
+
 	"github.com/valyala/fasthttp"
 
 	"github.com/duckicelake/duckicelake/catalog/commit"
@@ -32,6 +34,10 @@ func (s *Server) commitTransaction(r *request) error {
 		id := tc.Identifier
 		if id == nil || id.Name == "" || id.Namespace == nil {
 			return badRequest("table change %d has no identifier (a namespace and a name)", i)
+		}
+		if levels, ok := multiLevelNamespace(id.Namespace); ok {
+			// Cannot exist here, like any table of a missing namespace.
+			return noSuchTable(strings.Join(levels, "."), id.Name)
 		}
 		if err := checkNamespace(id.Namespace); err != nil {
 			return err

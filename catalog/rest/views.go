@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/valyala/fasthttp"
 
+	"github.com/duckicelake/duckicelake/catalog/commit"
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/views"
 )
@@ -193,6 +194,7 @@ type liveView struct {
 	SQL      string
 	Aliases  string
 	Location string    // where a view without metadata is said to live
+	NSPath   string    // its namespace's location, ending in "/"
 	Created  time.Time // when the view id first appeared
 	Comment  *string   // the live "comment" tag
 	Metadata []byte    // sidecar; nil without a row
@@ -236,7 +238,8 @@ func (s *Server) lookupView(ctx context.Context, q ducklake.Querier, ns, name st
 		return v, false, fmt.Errorf("look up view %s.%s: %w", ns, name, err)
 	}
 	v.Dialect, v.SQL, v.Aliases = deref(dialect), deref(sql), deref(aliases)
-	v.Location = s.resolve(s.resolve(s.dataPath, spath, srel), name, true)
+	v.NSPath = s.resolve(s.dataPath, spath, srel)
+	v.Location = s.resolve(v.NSPath, name, true)
 	if created != nil {
 		v.Created = *created
 	}
@@ -308,7 +311,8 @@ func (v *liveView) metadata(ns string) (*views.Metadata, string, error) {
 
 // metadataLocation names the n-th metadata file of a view: under
 // write.metadata.path, else <location>/metadata, as Iceberg names them.
-// The catalog serves the metadata from Postgres; nothing is written there.
+// The catalog serves the metadata from Postgres, and writes the file too
+// when it can (writeViewFile), so the location can be registered again.
 func metadataLocation(md *views.Metadata, n int, id string) string {
 	dir := strings.TrimRight(md.Location, "/") + "/metadata"
 	if p := md.Properties[views.PropMetadataPath]; p != "" {
@@ -467,6 +471,7 @@ func (s *Server) createView(r *request) error {
 		md  *views.Metadata
 		loc string
 	)
+	fileID := newUUID() // one name however often the commit is retried
 	_, err := s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
 		sc, exists, err := s.lookupSchema(ctx, tx, r.ns)
 		if err != nil {
@@ -478,9 +483,10 @@ func (s *Server) createView(r *request) error {
 		if err := s.nameClash(ctx, tx, sc.ID, r.ns, req.Name, kindView); err != nil {
 			return change{}, err
 		}
+		nsPath := s.resolve(s.dataPath, sc.Path, sc.PathRelative)
 		location := req.Location
 		if location == "" {
-			location = s.resolve(s.resolve(s.dataPath, sc.Path, sc.PathRelative), req.Name, true)
+			location = s.resolve(nsPath, req.Name, true)
 		}
 		id, uuid := cur.NextCatalogID, newUUID()
 		if md, err = views.New(views.Create{UUID: uuid, Location: location, Properties: req.Properties,
@@ -495,8 +501,11 @@ func (s *Server) createView(r *request) error {
 		if err := s.setViewComment(ctx, tx, id, next, nil, md); err != nil {
 			return change{}, err
 		}
-		loc = metadataLocation(md, 1, newUUID())
+		loc = metadataLocation(md, 1, fileID)
 		if err := s.putViewMetadata(ctx, tx, id, loc, md, 1, sql); err != nil {
+			return change{}, err
+		}
+		if err := s.writeViewFile(ctx, nsPath, loc, md); err != nil {
 			return change{}, err
 		}
 		return change{changes: "created_view:" + quoteName(r.ns) + "." + quoteName(req.Name), catalogIDs: 1}, nil
@@ -539,6 +548,30 @@ func (s *Server) putViewMetadata(ctx context.Context, tx pgx.Tx, viewID int64, l
 		ON CONFLICT (view_id) DO UPDATE SET metadata_location = excluded.metadata_location, metadata = excluded.metadata,
 			files = excluded.files, ducklake_sql = excluded.ducklake_sql`, viewID, loc, string(doc), files, sql); err != nil {
 		return fmt.Errorf("write view metadata: %w", err)
+	}
+	return nil
+}
+
+// writeViewFile writes metadata md to its file at loc, as an Iceberg
+// catalog would, so that the location a view reports can be read and
+// registered again (register-view) after the view is dropped. It runs in
+// the view's commit, before the transaction commits: a location the
+// catalog answers always has its file. The file is written only inside
+// the view's namespace location (nsPath), with the catalog's root
+// credentials; a view whose location or write.metadata.path is elsewhere,
+// or a catalog without an object writer, keeps its metadata in Postgres
+// only, and its location names no file.
+func (s *Server) writeViewFile(ctx context.Context, nsPath, loc string, md *views.Metadata) error {
+	w, ok := s.objects.(commit.ObjectWriter)
+	if !ok || !underDir(loc, nsPath) || !strings.HasPrefix(loc, "s3://") {
+		return nil
+	}
+	doc, err := json.Marshal(md)
+	if err != nil {
+		return fmt.Errorf("encode view metadata: %w", err)
+	}
+	if err := w.WriteObject(ctx, loc, doc); err != nil {
+		return fmt.Errorf("write view metadata file: %w", err)
 	}
 	return nil
 }
@@ -602,6 +635,7 @@ func (s *Server) replaceView(r *request, name string) error {
 		md  *views.Metadata
 		loc string
 	)
+	fileID := newUUID() // one name however often the commit is retried
 	_, err := s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
 		v, found, err := s.lookupView(ctx, tx, r.ns, name)
 		if err != nil {
@@ -639,8 +673,11 @@ func (s *Server) replaceView(r *request, name string) error {
 			return change{}, err
 		}
 		files := v.Files + 1
-		loc = metadataLocation(md, files, newUUID())
+		loc = metadataLocation(md, files, fileID)
 		if err := s.putViewMetadata(ctx, tx, v.ID, loc, md, files, sql); err != nil {
+			return change{}, err
+		}
+		if err := s.writeViewFile(ctx, v.NSPath, loc, md); err != nil {
 			return change{}, err
 		}
 		return change{changes: fmt.Sprintf("altered_view:%d", v.ID)}, nil

@@ -153,7 +153,9 @@ func TestRESTRoutes(t *testing.T) {
 			}
 			r.decode(t, &c)
 			if c.Overrides["prefix"] != "lake" || !slices.Contains(c.Endpoints, "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}") ||
-				!slices.Contains(c.Endpoints, "POST /v1/{prefix}/tables/rename") || c.Defaults["s3.endpoint"] != "http://127.0.0.1:9000" {
+				!slices.Contains(c.Endpoints, "POST /v1/{prefix}/tables/rename") || c.Defaults["s3.endpoint"] != "http://127.0.0.1:9000" ||
+				// No storage client here, so no registering.
+				slices.Contains(c.Endpoints, "POST /v1/{prefix}/namespaces/{namespace}/register") {
 				t.Errorf("config = %+v", c)
 			}
 		}},
@@ -177,7 +179,7 @@ func TestRESTRoutes(t *testing.T) {
 			check: jsonEq(`{"namespaces":[["sales"]],"next-page-token":null}`)},
 		{name: "list children", method: "GET", path: "/v1/lake/namespaces?parent=sales", token: tok["admin"], code: 200, check: namespaces()},
 		{name: "list children of an unknown parent", method: "GET", path: "/v1/lake/namespaces?parent=nope", token: tok["admin"], code: 404, errType: "NoSuchNamespaceException"},
-		{name: "list children of a multi-level parent", method: "GET", path: "/v1/lake/namespaces?parent=a%1Fb", token: tok["admin"], code: 400, errType: "BadRequestException"},
+		{name: "list children of a multi-level parent", method: "GET", path: "/v1/lake/namespaces?parent=a%1Fb", token: tok["admin"], code: 404, errType: "NoSuchNamespaceException"},
 		{name: "bad page size", method: "GET", path: "/v1/lake/namespaces?pageToken=&pageSize=0", token: tok["admin"], code: 400, errType: "BadRequestException"},
 		{name: "unknown prefix", method: "GET", path: "/v1/other/namespaces", token: tok["admin"], code: 404, errType: "NoSuchWarehouseException"},
 
@@ -186,7 +188,18 @@ func TestRESTRoutes(t *testing.T) {
 			check: properties(map[string]string{"location": "s3://lake/data/sales/"})},
 		{name: "load namespace without scope", method: "GET", path: "/v1/lake/namespaces/hr", token: tok["reader"], code: 403, errType: "ForbiddenException"},
 		{name: "load unknown namespace", method: "GET", path: "/v1/lake/namespaces/nope", token: tok["admin"], code: 404, errType: "NoSuchNamespaceException"},
-		{name: "load multi-level namespace", method: "GET", path: "/v1/lake/namespaces/a%1Fb", token: tok["admin"], code: 400, errType: "BadRequestException"},
+		{name: "load multi-level namespace", method: "GET", path: "/v1/lake/namespaces/a%1Fb", token: tok["admin"], code: 404, errType: "NoSuchNamespaceException"},
+		{name: "multi-level namespace exists", method: "HEAD", path: "/v1/lake/namespaces/a%1Fb", token: tok["admin"], code: 404},
+		{name: "tables of a multi-level namespace", method: "GET", path: "/v1/lake/namespaces/a%1Fb/tables", token: tok["admin"], code: 404, errType: "NoSuchNamespaceException"},
+		{name: "create table in a multi-level namespace", method: "POST", path: "/v1/lake/namespaces/a%1Fb/tables", token: tok["admin"],
+			body: `{"name":"t"}`, code: 404, errType: "NoSuchNamespaceException"},
+		// Java's client loads metadata table sales.orders.files as table
+		// "files" of namespace sales.orders first, and builds it from
+		// sales.orders on NoSuchTable.
+		{name: "load a metadata table name", method: "GET", path: "/v1/lake/namespaces/sales%1Forders/tables/files", token: tok["reader"], code: 404, errType: "NoSuchTableException"},
+		{name: "metadata table name exists", method: "HEAD", path: "/v1/lake/namespaces/sales%1Forders/tables/files", token: tok["reader"], code: 404},
+		{name: "view of a multi-level namespace", method: "GET", path: "/v1/lake/namespaces/a%1Fb/views/v", token: tok["admin"], code: 404, errType: "NoSuchViewException"},
+		{name: "namespace with an empty level", method: "GET", path: "/v1/lake/namespaces/a%1F", token: tok["admin"], code: 400, errType: "BadRequestException"},
 		{name: "namespace exists", method: "HEAD", path: "/v1/lake/namespaces/sales", token: tok["reader"], code: 204},
 		{name: "namespace does not exist", method: "HEAD", path: "/v1/lake/namespaces/nope", token: tok["admin"], code: 404},
 
@@ -288,6 +301,17 @@ func TestRESTRoutes(t *testing.T) {
 		{name: "rename a missing table", method: "POST", path: "/v1/lake/tables/rename", token: tok["writer"], body: rename("sales", "items", "sales", "x"), code: 404, errType: "NoSuchTableException"},
 		{name: "rename onto a table", method: "POST", path: "/v1/lake/tables/rename", token: tok["writer"], body: rename("sales", "orders", "sales", "items2"), code: 409, errType: "AlreadyExistsException"},
 		{name: "rename across namespaces", method: "POST", path: "/v1/lake/tables/rename", token: tok["admin"], body: rename("sales", "orders", "hr", "orders"), code: 406, errType: "UnsupportedOperationException"},
+		{name: "rename into a missing namespace", method: "POST", path: "/v1/lake/tables/rename", token: tok["admin"], body: rename("sales", "orders", "nope", "orders"), code: 404, errType: "NoSuchNamespaceException",
+			check: func(t *testing.T, r response) {
+				if !strings.Contains(string(r.body), "Namespace does not exist: nope") {
+					t.Errorf("body %s", r.body)
+				}
+			}},
+		{name: "rename a missing table into a missing namespace", method: "POST", path: "/v1/lake/tables/rename", token: tok["admin"], body: rename("sales", "nope", "nope", "orders"), code: 404, errType: "NoSuchTableException"},
+		{name: "rename from a multi-level namespace", method: "POST", path: "/v1/lake/tables/rename", token: tok["admin"],
+			body: map[string]any{"source": map[string]any{"namespace": []string{"a", "b"}, "name": "t"}, "destination": map[string]any{"namespace": []string{"sales"}, "name": "t"}}, code: 404, errType: "NoSuchTableException"},
+		{name: "rename into a multi-level namespace", method: "POST", path: "/v1/lake/tables/rename", token: tok["admin"],
+			body: map[string]any{"source": map[string]any{"namespace": []string{"sales"}, "name": "orders"}, "destination": map[string]any{"namespace": []string{"a", "b"}, "name": "t"}}, code: 404, errType: "NoSuchNamespaceException"},
 		{name: "rename without write scope", method: "POST", path: "/v1/lake/tables/rename", token: tok["reader"], body: rename("sales", "orders", "sales", "o2"), code: 403, errType: "ForbiddenException"},
 		{name: "rename: malformed JSON", method: "POST", path: "/v1/lake/tables/rename", token: tok["writer"], body: `{"source":`, code: 400, errType: "BadRequestException"},
 		{name: "rename: no destination", method: "POST", path: "/v1/lake/tables/rename", token: tok["writer"],
@@ -307,7 +331,14 @@ func TestRESTRoutes(t *testing.T) {
 		{name: "create table without a name", method: "POST", path: "/v1/lake/namespaces/sales/tables", token: tok["admin"], body: `{}`, code: 400, errType: "BadRequestException"},
 		{name: "commit against another table UUID", method: "POST", path: "/v1/lake/namespaces/sales/tables/orders", token: tok["admin"],
 			body: `{"requirements":[{"type":"assert-table-uuid","uuid":"00000000-0000-0000-0000-000000000000"}],"updates":[]}`, code: 409, errType: "CommitFailedException"},
-		{name: "register a view", method: "POST", path: "/v1/lake/namespaces/sales/register-view", token: tok["admin"], body: `{}`, code: 501, errType: "UnsupportedOperationException"},
+		{name: "register a view without a name", method: "POST", path: "/v1/lake/namespaces/sales/register-view", token: tok["admin"], body: `{}`, code: 400, errType: "BadRequestException"},
+		{name: "register a view without a storage client", method: "POST", path: "/v1/lake/namespaces/sales/register-view", token: tok["admin"],
+			body: `{"name":"v9","metadata-location":"s3://lake/data/sales/v9/metadata/00001-x.metadata.json"}`, code: 501, errType: "UnsupportedOperationException"},
+		{name: "register a table without write scope", method: "POST", path: "/v1/lake/namespaces/sales/register", token: tok["reader"],
+			body: `{"name":"t9","metadata-location":"s3://lake/data/sales/t9/metadata/00001-x.metadata.json"}`, code: 403, errType: "ForbiddenException"},
+		{name: "register a table without a storage client", method: "POST", path: "/v1/lake/namespaces/sales/register", token: tok["writer"],
+			body: `{"name":"t9","metadata-location":"s3://lake/data/sales/t9/metadata/00001-x.metadata.json"}`, code: 501, errType: "UnsupportedOperationException"},
+		{name: "register: wrong method", method: "GET", path: "/v1/lake/namespaces/sales/register", token: tok["admin"], code: 405, errType: "MethodNotAllowedException"},
 		{name: "wrong method", method: "PUT", path: "/v1/lake/namespaces", token: tok["admin"], code: 405, errType: "MethodNotAllowedException"},
 		{name: "unknown route", method: "GET", path: "/v1/lake/bogus", token: tok["admin"], code: 404, errType: "NotFoundException"},
 		{name: "not v1", method: "GET", path: "/v2/config", code: 404, errType: "NotFoundException"},

@@ -1,0 +1,229 @@
+package commit
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/duckicelake/duckicelake/catalog/ducklake"
+	"github.com/duckicelake/duckicelake/catalog/iceberg"
+)
+
+// Registration is an Iceberg table to register (the REST API's
+// RegisterTableRequest): its metadata file and the live files of its
+// current snapshot, read and checked by ReadRegistration before the
+// Postgres transaction (object storage is slow, and the snapshot row a
+// commit inserts blocks every other writer), written by Register inside it.
+type Registration struct {
+	// MetadataLocation is the metadata file, as normalised ("s3://…").
+	MetadataLocation string
+	// Metadata is its content.
+	Metadata *iceberg.TableMetadata
+	// files are the current snapshot's live data and delete files, as an
+	// add-snapshot that adds them all.
+	files *fileChange
+}
+
+// ReadRegistration reads the table metadata file at metadataLocation and
+// the manifests of its current snapshot, and checks them against what
+// DuckLake can hold. The metadata file must be inside the namespace's
+// location (the catalog reads it with its root credentials), and the
+// manifest list, manifests and every live file inside the table's location,
+// as the commit path requires of a snapshot's files.
+func (c *Catalog) ReadRegistration(ctx context.Context, ns Namespace, name, metadataLocation string) (*Registration, error) {
+	if err := checkTableName(name); err != nil {
+		return nil, err
+	}
+	loc := normLocation(metadataLocation)
+	if !under(loc, ns.Path) {
+		return nil, newError(ErrForbidden, "metadata file %s is not inside the location of namespace %s, %s", metadataLocation, ns.Name, ns.Path)
+	}
+	if c.objects == nil {
+		return nil, unsupported("this catalog has no storage client to read metadata files with, so it cannot register tables")
+	}
+	data, err := c.objects.ReadObject(ctx, loc, c.maxObjectBytes)
+	if err != nil {
+		return nil, objectError("metadata file", metadataLocation, err)
+	}
+	md, err := parseTableMetadata(data, c.maxObjectBytes)
+	if err != nil {
+		return nil, invalid("metadata file %s: %v", metadataLocation, err)
+	}
+	switch {
+	case md.FormatVersion == 1:
+		return nil, unsupported("metadata file %s is Iceberg format version 1: this catalog serves format versions 2 to %d (upgrade the table first)", metadataLocation, c.maxFormat)
+	case md.FormatVersion > c.maxFormat:
+		return nil, unsupported("metadata file %s is Iceberg format version %d: this catalog serves format versions up to %d", metadataLocation, md.FormatVersion, c.maxFormat)
+	}
+	if err := md.Validate(); err != nil {
+		return nil, invalid("metadata file %s: %v", metadataLocation, err)
+	}
+	if md.Location == "" {
+		return nil, invalid("metadata file %s has no table location", metadataLocation)
+	}
+	reg := &Registration{MetadataLocation: loc, Metadata: md, files: &fileChange{}}
+	if cur := md.CurrentSnapshot(); cur != nil {
+		location := strings.TrimRight(normLocation(md.Location), "/")
+		if reg.files, err = c.liveSnapshotFiles(ctx, md, location, cur); err != nil {
+			return nil, err
+		}
+	}
+	return reg, nil
+}
+
+// parseTableMetadata decodes a metadata file, gzip-compressed or not (the
+// .gz.metadata.json files of write.metadata.compression-codec=gzip).
+func parseTableMetadata(data []byte, maxBytes int64) (*iceberg.TableMetadata, error) {
+	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return nil, fmt.Errorf("gzip: %w", err)
+		}
+		if data, err = io.ReadAll(io.LimitReader(zr, maxBytes+1)); err != nil {
+			return nil, fmt.Errorf("gzip: %w", err)
+		}
+		if int64(len(data)) > maxBytes {
+			return nil, fmt.Errorf("more than %d bytes uncompressed", maxBytes)
+		}
+	}
+	var md iceberg.TableMetadata
+	if err := json.Unmarshal(data, &md); err != nil {
+		return nil, fmt.Errorf("not Iceberg table metadata: %w", err)
+	}
+	// Writers of format version 1 (and some of 2) spell "no current
+	// snapshot" as -1.
+	if md.CurrentSnapshotID != nil && *md.CurrentSnapshotID == -1 {
+		md.CurrentSnapshotID = nil
+	}
+	if len(md.Schemas) == 0 {
+		return nil, errors.New("no schemas")
+	}
+	return &md, nil
+}
+
+// liveSnapshotFiles reads snapshot s's manifest list and every manifest in
+// it, and collects the files live in s: entries ADDED or EXISTING, whatever
+// snapshot added them. Files written under a partition spec other than the
+// table's default are refused: DuckLake keeps one partitioning per table
+// (an unpartitioned spec is no partitioning and always fits).
+func (c *Catalog) liveSnapshotFiles(ctx context.Context, md *iceberg.TableMetadata, location string, s *iceberg.Snapshot) (*fileChange, error) {
+	listPath := normLocation(s.ManifestList)
+	if !under(listPath, location) {
+		return nil, newError(ErrForbidden, "manifest list %s is not inside the table location %s", s.ManifestList, location)
+	}
+	data, err := c.objects.ReadObject(ctx, listPath, c.maxObjectBytes)
+	if err != nil {
+		return nil, objectError("manifest list", s.ManifestList, err)
+	}
+	list, err := iceberg.ReadManifestList(data)
+	if err != nil {
+		return nil, invalid("manifest list %s: %v", s.ManifestList, err)
+	}
+	ch := &fileChange{}
+	for _, mf := range list.Files {
+		path := normLocation(mf.Path)
+		if !under(path, location) {
+			return nil, newError(ErrForbidden, "manifest %s is not inside the table location %s", mf.Path, location)
+		}
+		data, err := c.objects.ReadObject(ctx, path, c.maxObjectBytes)
+		if err != nil {
+			return nil, objectError("manifest", mf.Path, err)
+		}
+		man, err := iceberg.ReadManifest(data)
+		if err != nil {
+			return nil, invalid("manifest %s: %v", mf.Path, err)
+		}
+		if len(man.Spec.Fields) > 0 && man.Spec.ID != mf.PartitionSpecID {
+			return nil, invalid("manifest %s: partition spec %d in the file, %d in the manifest list", mf.Path, man.Spec.ID, mf.PartitionSpecID)
+		}
+		spec := man.Spec
+		spec.ID = mf.PartitionSpecID
+		for _, e := range man.Entries {
+			if e.Status == iceberg.StatusDeleted {
+				continue
+			}
+			f := *e.File
+			f.Path = normLocation(f.Path)
+			if !under(f.Path, location) {
+				return nil, newError(ErrForbidden, "file %s is not inside the table location %s", f.Path, location)
+			}
+			if len(spec.Fields) > 0 && spec.ID != md.DefaultSpecID {
+				return nil, unsupported("file %s was written under partition spec %d, not the table's default spec %d: DuckLake keeps only the current partitioning, so rewrite the table's files under its current spec before registering it", f.Path, spec.ID, md.DefaultSpecID)
+			}
+			switch f.Content {
+			case iceberg.ContentData:
+				ch.addData = append(ch.addData, addedFile{file: &f, spec: spec})
+			case iceberg.ContentPositionDeletes:
+				ch.addDeletes = append(ch.addDeletes, addedFile{file: &f, spec: spec})
+			default:
+				return nil, unsupported("equality delete file %s: DuckLake has no equality deletes; rewrite the data files before registering the table", f.Path)
+			}
+		}
+	}
+	return ch, nil
+}
+
+// Register creates table name in namespace ns from reg, as part of snap:
+// the metadata's current schema (field ids kept, as the files carry them),
+// default partition spec and sort order, properties, format version, UUID
+// and location, then the current snapshot's live files through the path
+// an add-snapshot takes (statistics from the manifests, no data rewritten).
+// The Iceberg snapshot history is not carried over: the table's history
+// starts at snap, as a DuckLake table's does.
+func (c *Catalog) Register(ctx context.Context, tx pgx.Tx, snap *Snapshot, ns Namespace, name string, reg *Registration) (ducklake.Table, error) {
+	md := reg.Metadata
+	schema := md.SchemaByID(md.CurrentSchemaID)
+	var spec *iceberg.PartitionSpec
+	for i := range md.PartitionSpecs {
+		if s := &md.PartitionSpecs[i]; s.ID == md.DefaultSpecID && len(s.Fields) > 0 {
+			spec = s
+		}
+	}
+	var order *iceberg.SortOrder
+	for i := range md.SortOrders {
+		if o := &md.SortOrders[i]; o.OrderID == md.DefaultSortOrderID && len(o.Fields) > 0 {
+			order = o
+		}
+	}
+	p, err := planTable(ns, name, md.Location, schema, spec, order, md.Properties, false, c.maxFormat)
+	if err != nil {
+		return ducklake.Table{}, err
+	}
+	p.formatVersion = max(p.formatVersion, md.FormatVersion)
+	// The table keeps its UUID (assert-table-uuid of clients that knew it
+	// still holds), unless another live table has it: two catalog entries
+	// writing one table's location would corrupt each other.
+	if id, err := uuid.Parse(md.TableUUID); err == nil {
+		p.uuid = id.String()
+		var other string
+		err := tx.QueryRow(ctx, `SELECT s.schema_name || '.' || t.table_name FROM `+c.t("ducklake_table")+` t
+			JOIN `+c.t("ducklake_schema")+` s ON s.schema_id = t.schema_id AND s.end_snapshot IS NULL
+			WHERE t.table_uuid::text = $1 AND t.end_snapshot IS NULL LIMIT 1`, p.uuid).Scan(&other)
+		switch {
+		case err == nil:
+			return ducklake.Table{}, newError(ErrExists, "Table already exists: the table of metadata file %s (UUID %s) is registered as %s", reg.MetadataLocation, p.uuid, other)
+		case !errors.Is(err, pgx.ErrNoRows):
+			return ducklake.Table{}, fmt.Errorf("look up table UUID %s: %w", p.uuid, err)
+		}
+	}
+	t, err := c.writeTable(ctx, tx, snap, ns, p)
+	if err != nil {
+		return t, err
+	}
+	alias := map[int]int64{}
+	if spec != nil && p.partitionID != 0 {
+		alias[spec.ID] = p.partitionID
+	}
+	if err := c.applyFiles(ctx, tx, snap, t, reg.files, iceberg.OpAppend, alias); err != nil {
+		return t, err
+	}
+	return t, nil
+}

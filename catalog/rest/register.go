@@ -1,0 +1,287 @@
+package rest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/valyala/fasthttp"
+
+	"github.com/duckicelake/duckicelake/catalog/commit"
+	"github.com/duckicelake/duckicelake/catalog/ducklake"
+	"github.com/duckicelake/duckicelake/catalog/views"
+)
+
+// The register routes, for /v1/config's endpoints: they need an object
+// reader (Deps.Objects) and, for tables, a materialiser to answer with.
+const (
+	registerTableEndpoint = "POST /v1/{prefix}/namespaces/{namespace}/register"
+	registerViewEndpoint  = "POST /v1/{prefix}/namespaces/{namespace}/register-view"
+)
+
+type registerTableRequest struct {
+	Name             string `json:"name"`
+	MetadataLocation string `json:"metadata-location"`
+	Overwrite        bool   `json:"overwrite"`
+}
+
+// registerTable serves POST …/namespaces/{ns}/register: a DuckLake table
+// made from an Iceberg metadata file (commit.Catalog.Register), answered
+// as LoadTable answers it. It needs what creating a table needs: write
+// access to the namespace.
+//
+// overwrite=true is refused when the table exists. Registering over it
+// would mean dropping the DuckLake table and creating another from the
+// metadata file in its place, and the file knows nothing of what DuckDB
+// wrote to the table that no Iceberg metadata records (rows and deletions
+// it keeps inlined in Postgres, its own snapshots): they would be lost
+// without anyone asking for it. Dropping the table first makes that an
+// explicit choice. When the table does not exist, overwrite changes
+// nothing.
+func (s *Server) registerTable(r *request) error {
+	if !r.p.CanWrite(r.ns) {
+		return forbidden("no write access to namespace %s", r.ns)
+	}
+	if s.mat == nil {
+		return notImplemented(r)
+	}
+	var req registerTableRequest
+	if err := s.readJSON(r.ctx, &req); err != nil {
+		return err
+	}
+	if err := checkName("table", req.Name); err != nil {
+		return err
+	}
+	if req.MetadataLocation == "" {
+		return badRequest("a registration needs a metadata-location")
+	}
+	snap, err := s.currentSnapshot(r.ctx)
+	if err != nil {
+		return err
+	}
+	sc, err := s.schemaNamed(r.ctx, snap, r.ns)
+	if err != nil {
+		return err
+	}
+	// Name clashes first: they need no object storage round trip, and an
+	// existing name is the answer whatever the metadata file holds.
+	if err := s.registerClash(r.ctx, s.db, sc.ID, r.ns, req.Name, req.Overwrite); err != nil {
+		return err
+	}
+	ns := commit.Namespace{ID: sc.ID, Name: r.ns, Path: sc.Path}
+	reg, err := s.commits.ReadRegistration(r.ctx, ns, req.Name, req.MetadataLocation)
+	if err != nil {
+		return commitError(err)
+	}
+	_, err = s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
+		live, exists, err := s.lookupSchema(ctx, tx, r.ns)
+		if err != nil {
+			return change{}, err
+		}
+		if !exists {
+			return change{}, noSuchNamespace(r.ns)
+		}
+		if live.ID != sc.ID {
+			// Dropped and created again since the files were checked
+			// against its location.
+			return change{}, errorf(fasthttp.StatusConflict, TypeCommitFailed, "namespace %s changed during the registration; retry", r.ns)
+		}
+		if err := s.registerClash(ctx, tx, sc.ID, r.ns, req.Name, req.Overwrite); err != nil {
+			return change{}, err
+		}
+		snap := &commit.Snapshot{ID: next, Head: cur.ID, SchemaVersion: cur.SchemaVersion,
+			NextCatalogID: cur.NextCatalogID, NextFileID: cur.NextFileID}
+		if _, err := s.commits.Register(ctx, tx, snap, ns, req.Name, reg); err != nil {
+			return change{}, commitError(err)
+		}
+		return change{changes: snap.Changes(), catalogIDs: snap.NextCatalogID - cur.NextCatalogID,
+			fileIDs: snap.NextFileID - cur.NextFileID}, nil
+	})
+	if err != nil {
+		return err
+	}
+	r.table = req.Name
+	s.cache.drop(r.ns, r.table) // a table of that name dropped earlier
+	return s.loadTable(r)
+}
+
+// registerClash answers a table registration whose name is taken: 409, or
+// 501 for overwrite=true over a table (see registerTable).
+func (s *Server) registerClash(ctx context.Context, q ducklake.Querier, schemaID int64, ns, name string, overwrite bool) error {
+	if overwrite {
+		switch kind, err := s.nameKind(ctx, q, schemaID, name); {
+		case err != nil:
+			return err
+		case kind == kindTable:
+			return errorf(fasthttp.StatusNotImplemented, TypeUnsupported,
+				"overwrite: registering over table %s.%s would replace a DuckLake table whose rows and history DuckDB may have written outside any Iceberg metadata file; drop the table first, then register", ns, name)
+		}
+	}
+	return s.nameClash(ctx, q, schemaID, ns, name, kindTable)
+}
+
+type registerViewRequest struct {
+	Name             string `json:"name"`
+	MetadataLocation string `json:"metadata-location"`
+}
+
+// maxViewMetadataBytes bounds a view metadata file read for register-view.
+const maxViewMetadataBytes = 16 << 20
+
+// registerView serves POST …/namespaces/{ns}/register-view: a view made
+// from a view metadata file, with its versions, schemas and properties as
+// the file has them, answered as LoadView answers it. The file must be
+// inside the namespace's location: the catalog reads it with its root
+// credentials. The view keeps its UUID; a live view with that UUID is the
+// same view, registered already (409).
+func (s *Server) registerView(r *request) error {
+	if !r.p.CanWrite(r.ns) {
+		return forbidden("no write access to namespace %s", r.ns)
+	}
+	var req registerViewRequest
+	if err := s.readJSON(r.ctx, &req); err != nil {
+		return err
+	}
+	if err := checkName("view", req.Name); err != nil {
+		return err
+	}
+	if req.MetadataLocation == "" {
+		return badRequest("a registration needs a metadata-location")
+	}
+	snap, err := s.currentSnapshot(r.ctx)
+	if err != nil {
+		return err
+	}
+	sc, err := s.schemaNamed(r.ctx, snap, r.ns)
+	if err != nil {
+		return err
+	}
+	if err := s.nameClash(r.ctx, s.db, sc.ID, r.ns, req.Name, kindView); err != nil {
+		return err
+	}
+	loc := normLocation(req.MetadataLocation)
+	if !underDir(loc, sc.Path) {
+		return forbidden("metadata file %s is not inside the location of namespace %s, %s", req.MetadataLocation, r.ns, sc.Path)
+	}
+	if s.objects == nil {
+		return errorf(fasthttp.StatusNotImplemented, TypeUnsupported, "this catalog has no storage client to read metadata files with, so it cannot register views")
+	}
+	data, err := s.objects.ReadObject(r.ctx, loc, maxViewMetadataBytes)
+	switch {
+	case errors.Is(err, commit.ErrObjectNotFound):
+		return badRequest("view metadata file %s does not exist", req.MetadataLocation)
+	case errors.Is(err, commit.ErrObjectTooLarge):
+		return badRequest("view metadata file %s is larger than %d bytes", req.MetadataLocation, maxViewMetadataBytes)
+	case err != nil:
+		return fmt.Errorf("read view metadata %s: %w", loc, err)
+	}
+	md, err := views.Parse(data)
+	if err != nil {
+		return badRequest("view metadata file %s: %s", req.MetadataLocation, strings.TrimPrefix(err.Error(), views.ErrInvalid.Error()+": "))
+	}
+	uuid := strings.ToLower(md.UUID)
+	if !isUUID(uuid) {
+		return badRequest("view metadata file %s: view-uuid %q is not a UUID", req.MetadataLocation, md.UUID)
+	}
+	_, err = s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
+		sc, exists, err := s.lookupSchema(ctx, tx, r.ns)
+		if err != nil {
+			return change{}, err
+		}
+		if !exists {
+			return change{}, noSuchNamespace(r.ns)
+		}
+		if err := s.nameClash(ctx, tx, sc.ID, r.ns, req.Name, kindView); err != nil {
+			return change{}, err
+		}
+		// As for tables: a view's UUID is its identity, so one view's
+		// metadata file makes one live view.
+		var other string
+		err = tx.QueryRow(ctx, `SELECT sc.schema_name || '.' || v.view_name FROM `+s.t("ducklake_view")+` v
+			JOIN `+s.t("ducklake_schema")+` sc ON sc.schema_id = v.schema_id AND sc.end_snapshot IS NULL
+			WHERE v.view_uuid::text = $1 AND v.end_snapshot IS NULL LIMIT 1`, uuid).Scan(&other)
+		switch {
+		case err == nil:
+			return change{}, errorf(fasthttp.StatusConflict, TypeAlreadyExists,
+				"View already exists: the view of metadata file %s (UUID %s) is registered as %s", req.MetadataLocation, uuid, other)
+		case !errors.Is(err, pgx.ErrNoRows):
+			return change{}, fmt.Errorf("look up view UUID %s: %w", uuid, err)
+		}
+		id := cur.NextCatalogID
+		dialect, sql, aliases := duckLakeForm(md)
+		if _, err := tx.Exec(ctx, `INSERT INTO `+s.t("ducklake_view")+` (view_id, view_uuid, begin_snapshot, end_snapshot, schema_id, view_name, dialect, sql, column_aliases)
+			VALUES ($1, $2::uuid, $3, NULL, $4, $5, $6, $7, $8)`, id, uuid, next, sc.ID, req.Name, dialect, sql, aliases); err != nil {
+			return change{}, fmt.Errorf("insert view %q: %w", req.Name, err)
+		}
+		if err := s.setViewComment(ctx, tx, id, next, nil, md); err != nil {
+			return change{}, err
+		}
+		// The file registered is the view's current metadata file; the
+		// next one the catalog writes continues its numbering.
+		if err := s.putViewMetadata(ctx, tx, id, loc, md, metadataFileNumber(loc), sql); err != nil {
+			return change{}, err
+		}
+		return change{changes: "created_view:" + quoteName(r.ns) + "." + quoteName(req.Name), catalogIDs: 1}, nil
+	})
+	if err != nil {
+		return err
+	}
+	return writeView(r, loc, md)
+}
+
+// metadataFileNumber is the version number of a metadata file named as
+// Iceberg names them (00003-<uuid>.metadata.json → 3), else 1.
+func metadataFileNumber(loc string) int {
+	name := loc[strings.LastIndexByte(loc, '/')+1:]
+	digits, _, ok := strings.Cut(name, "-")
+	if !ok {
+		return 1
+	}
+	n, err := strconv.Atoi(digits)
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
+}
+
+// normLocation spells Hadoop's s3a:// and s3n:// schemes as s3://, the
+// scheme the catalog's paths use.
+func normLocation(p string) string {
+	for _, scheme := range []string{"s3a://", "s3n://"} {
+		if rest, ok := strings.CutPrefix(p, scheme); ok {
+			return "s3://" + rest
+		}
+	}
+	return p
+}
+
+// underDir reports whether location is inside directory dir, with no ".."
+// segment climbing out of it.
+func underDir(location, dir string) bool {
+	dir = strings.TrimSuffix(dir, "/") + "/"
+	rest, ok := strings.CutPrefix(location, dir)
+	return ok && rest != "" && !strings.HasPrefix(rest, "../") && !strings.Contains(rest, "/../") &&
+		!strings.HasSuffix(rest, "/..") && rest != ".."
+}
+
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i, c := range s {
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+				return false
+			}
+		}
+	}
+	return true
+}
