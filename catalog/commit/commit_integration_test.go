@@ -545,8 +545,18 @@ func TestCreateTableAfterRename(t *testing.T) {
 	if second.RawPath == first.RawPath || !strings.HasPrefix(second.RawPath, "t-") || !strings.HasSuffix(second.Path, "/"+second.RawPath) {
 		t.Errorf("the new table's path %q (location %q) is not its own", second.RawPath, second.Path)
 	}
-	chosen := create("u", l.ns.Path+"t")
-	if chosen.RawPath != "t/" {
+	// A location the client chose that holds, or is held by, another live
+	// table's files is refused.
+	for _, loc := range []string{l.ns.Path + "t", l.ns.Path + "t/sub", strings.TrimSuffix(second.Path, "/")} {
+		_, err := l.write(func(tx pgx.Tx, snap *Snapshot) error {
+			_, err := l.cat.CreateTable(ctx, tx, snap, l.ns, &CreateTableRequest{Name: "u", Schema: schema, Location: loc})
+			return err
+		})
+		if !errors.Is(err, ErrForbidden) || !strings.Contains(err.Error(), "overlaps") {
+			t.Errorf("create at %s: %v, want ErrForbidden (overlap)", loc, err)
+		}
+	}
+	if chosen := create("u", l.ns.Path+"tt"); chosen.RawPath != "tt/" {
 		t.Errorf("a chosen location became %q", chosen.RawPath)
 	}
 }

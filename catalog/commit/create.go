@@ -288,19 +288,22 @@ func (c *Catalog) writeTable(ctx context.Context, tx pgx.Tx, snap *Snapshot, ns 
 	case taken == "view":
 		return ducklake.Table{}, newError(ErrExists, "View with same name already exists: %s.%s", ns.Name, p.name)
 	}
-	if !p.chosen {
-		// A table renamed away keeps its files under the name's default
-		// path; sharing it would make either table's purge delete the
-		// other's files, so the new table gets a path of its own.
-		var shared bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+c.t("ducklake_table")+`
-			WHERE schema_id = $1 AND end_snapshot IS NULL AND coalesce(path_is_relative, true) AND path = $2)`, ns.ID, p.path).Scan(&shared); err != nil {
-			return ducklake.Table{}, fmt.Errorf("check the path of table %q: %w", p.name, err)
+	// No two live tables share files: vended credentials, the gateway's
+	// grants and purge all work by the table's location, so a location
+	// inside another table's (or around it) would read or delete that
+	// table's files. A table renamed away keeps its files under the old
+	// name's default path, so a new table of that name gets a path of its
+	// own; a location the client chose is refused instead.
+	other, err := c.tableAtPath(ctx, tx, ns.ID, p.path)
+	if err != nil {
+		return ducklake.Table{}, err
+	}
+	if other != "" {
+		if p.chosen {
+			return ducklake.Table{}, newError(ErrForbidden, "table location %s overlaps the location of table %s.%s; tables cannot share files", p.location, ns.Name, other)
 		}
-		if shared {
-			p.path = p.name + "-" + p.uuid[:8] + "/"
-			p.location = ns.Path + strings.TrimSuffix(p.path, "/")
-		}
+		p.path = p.name + "-" + p.uuid[:8] + "/"
+		p.location = ns.Path + strings.TrimSuffix(p.path, "/")
 	}
 	id := snap.catalogID()
 	if _, err := tx.Exec(ctx, `INSERT INTO `+c.t("ducklake_table")+` (table_id, table_uuid, begin_snapshot, end_snapshot, schema_id, table_name, path, path_is_relative)
@@ -393,6 +396,22 @@ func (p *tablePlan) metadata(now time.Time) *iceberg.TableMetadata {
 		md.DefaultSortOrderID = 1
 	}
 	return md
+}
+
+// tableAtPath names the live table of schema schemaID whose path (relative
+// to the schema's) is path, inside it or around it; "" for none.
+func (c *Catalog) tableAtPath(ctx context.Context, tx pgx.Tx, schemaID int64, path string) (string, error) {
+	var name string
+	err := tx.QueryRow(ctx, `SELECT table_name FROM `+c.t("ducklake_table")+`
+		WHERE schema_id = $1 AND end_snapshot IS NULL AND coalesce(path_is_relative, true)
+			AND (starts_with(path, $2) OR starts_with($2, path)) LIMIT 1`, schemaID, path).Scan(&name)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("check the table path %s: %w", path, err)
+	}
+	return name, nil
 }
 
 // errNoTable is returned by lookups of a table that does not exist.

@@ -50,5 +50,12 @@
 //	                         as one add-snapshot (inserted_into_table); files under another
 //	                         partition spec than the default, equality deletes → 501; files,
 //	                         manifests outside the table location → 403; a live table with the
-//	                         same UUID → 409. The Iceberg snapshot history is not carried over
+//	                         same UUID → 409. The Iceberg snapshot history is not carried over.
+//	                         A dropped table at the same path gives its rows of these files up
+//	                         (DuckLake would delete them when its snapshots expire)
+//
+// A new table's location never overlaps a live table's (403 when the
+// client chose it; a default path a renamed table still holds becomes
+// name-<uuid8>/): vended credentials, gateway grants and purge all work by
+// location, so an overlap would read or delete another table's files.
 package commit

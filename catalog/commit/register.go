@@ -225,5 +225,50 @@ func (c *Catalog) Register(ctx context.Context, tx pgx.Tx, snap *Snapshot, ns Na
 	if err := c.applyFiles(ctx, tx, snap, t, reg.files, iceberg.OpAppend, alias); err != nil {
 		return t, err
 	}
+	if err := c.adoptFiles(ctx, tx, ns.ID, t, reg.files); err != nil {
+		return t, err
+	}
 	return t, nil
+}
+
+// adoptFiles takes the registered files away from dropped tables of the
+// schema that had the same path (a table dropped without purge and
+// registered again): DuckLake deletes a dropped table's files once the
+// snapshots that saw it expire, and these files now belong to t. The
+// dropped table's time travel loses them, as it would at that expiry.
+func (c *Catalog) adoptFiles(ctx context.Context, tx pgx.Tx, schemaID int64, t ducklake.Table, files *fileChange) error {
+	var rel []string
+	for _, list := range [][]addedFile{files.addData, files.addDeletes} {
+		for _, f := range list {
+			if p, ok := relPath(t.Path, f.file.Path); ok {
+				rel = append(rel, p)
+			}
+		}
+	}
+	if len(rel) == 0 {
+		return nil
+	}
+	rows, err := tx.Query(ctx, `SELECT table_id FROM `+c.t("ducklake_table")+`
+		WHERE schema_id = $1 AND end_snapshot IS NOT NULL AND coalesce(path_is_relative, true) AND path = $2`, schemaID, t.RawPath)
+	if err != nil {
+		return fmt.Errorf("look up dropped tables at %s: %w", t.Path, err)
+	}
+	dropped, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return fmt.Errorf("look up dropped tables at %s: %w", t.Path, err)
+	}
+	adopted := `SELECT data_file_id FROM ` + c.t("ducklake_data_file") + ` WHERE table_id = $1 AND coalesce(path_is_relative, true) AND path = ANY($2)`
+	for _, id := range dropped {
+		for _, q := range []string{
+			`DELETE FROM ` + c.t("ducklake_delete_file") + ` WHERE table_id = $1 AND coalesce(path_is_relative, true) AND path = ANY($2)`,
+			`DELETE FROM ` + c.t("ducklake_file_column_stats") + ` WHERE table_id = $1 AND data_file_id IN (` + adopted + `)`,
+			`DELETE FROM ` + c.t("ducklake_file_partition_value") + ` WHERE table_id = $1 AND data_file_id IN (` + adopted + `)`,
+			`DELETE FROM ` + c.t("ducklake_data_file") + ` WHERE table_id = $1 AND coalesce(path_is_relative, true) AND path = ANY($2)`,
+		} {
+			if _, err := tx.Exec(ctx, q, id, rel); err != nil {
+				return fmt.Errorf("take the files of dropped table %d over: %w", id, err)
+			}
+		}
+	}
+	return nil
 }

@@ -18,22 +18,25 @@ import (
 type registerReport struct {
 	MetadataLocation string `json:"metadata_location"`
 	// foreign
-	ForeignRows       int               `json:"foreign_rows"`
-	ForeignFieldIDs   [][]any           `json:"foreign_field_ids"`
-	RegisteredIDs     [][]any           `json:"registered_field_ids"`
-	Location          string            `json:"registered_location"`
-	Properties        map[string]string `json:"properties"`
-	Spec              [][]any           `json:"spec"`
-	SortOrder         [][]any           `json:"sort_order"`
-	FormatVersion     int               `json:"format_version"`
-	RowsAfterAppend   int               `json:"rows_after_append"`
-	DuckAfterAppend   bool              `json:"duckdb_equal_after_append"`
-	RegisteredEqual   bool              `json:"registered_rows_equal"`
-	DuckDBEqual       bool              `json:"duckdb_rows_equal"`
-	UUIDKept          bool              `json:"uuid_kept"`
-	Rows              int               `json:"rows"`
-	RegisterExisting  string            `json:"register_existing"`
-	RegisterSameTwice string            `json:"register_same_table_twice"`
+	ForeignRows            int               `json:"foreign_rows"`
+	ForeignFieldIDs        [][]any           `json:"foreign_field_ids"`
+	RegisteredIDs          [][]any           `json:"registered_field_ids"`
+	Location               string            `json:"registered_location"`
+	Properties             map[string]string `json:"properties"`
+	Spec                   [][]any           `json:"spec"`
+	SortOrder              [][]any           `json:"sort_order"`
+	FormatVersion          int               `json:"format_version"`
+	RowsAfterAppend        int               `json:"rows_after_append"`
+	DuckAfterAppend        bool              `json:"duckdb_equal_after_append"`
+	RegisteredEqual        bool              `json:"registered_rows_equal"`
+	DuckDBEqual            bool              `json:"duckdb_rows_equal"`
+	UUIDKept               bool              `json:"uuid_kept"`
+	Rows                   int               `json:"rows"`
+	RegisterExisting       string            `json:"register_existing"`
+	RegisterSameTwice      string            `json:"register_same_table_twice"`
+	ExpiredVersions        int               `json:"expired_versions"`
+	RowsAfterCleanup       bool              `json:"rows_after_cleanup_equal"`
+	DuckDBRowsAfterCleanup bool              `json:"duckdb_rows_after_cleanup_equal"`
 }
 
 func pyRegister(t *testing.T, env *restEnv, scenario, ns string) registerReport {
@@ -109,6 +112,10 @@ func TestRegisterRoundTrip(t *testing.T) {
 	got := pyRegister(t, env, "roundtrip", ns)
 	if got.Rows != 10 || !got.RegisteredEqual || !got.DuckDBEqual || !got.UUIDKept {
 		t.Errorf("round trip: %d rows, registered equal %v, DuckDB equal %v, UUID kept %v", got.Rows, got.RegisteredEqual, got.DuckDBEqual, got.UUIDKept)
+	}
+	if got.ExpiredVersions < 3 || !got.RowsAfterCleanup || !got.DuckDBRowsAfterCleanup {
+		t.Errorf("after expiring the dropped table's %d snapshots and cleaning up: rows equal in PyIceberg %v, DuckDB %v",
+			got.ExpiredVersions, got.RowsAfterCleanup, got.DuckDBRowsAfterCleanup)
 	}
 	if !strings.Contains(got.RegisterExisting, "Table already exists: "+ns+".rt") {
 		t.Errorf("registering an existing name: %s", got.RegisterExisting)
