@@ -74,15 +74,15 @@ func (c *Catalog) removeSnapshots(ctx context.Context, tx pgx.Tx, t ducklake.Tab
 			return fmt.Errorf("read snapshots %d to %d: %w", r.from, r.to-1, err)
 		}
 		type snapChanges struct {
-			id      int64
-			changes string
+			ID      int64
+			Changes string
 		}
 		snaps, err := pgx.CollectRows(rows, pgx.RowToStructByPos[snapChanges])
 		if err != nil {
 			return fmt.Errorf("read snapshots %d to %d: %w", r.from, r.to-1, err)
 		}
 		for _, s := range snaps {
-			for _, ch := range ducklake.ParseChanges(s.changes) {
+			for _, ch := range ducklake.ParseChanges(s.Changes) {
 				if ownChange(ch, t.ID, own) {
 					continue
 				}
@@ -90,14 +90,14 @@ func (c *Catalog) removeSnapshots(ctx context.Context, tx pgx.Tx, t ducklake.Tab
 				if err != nil {
 					return err
 				}
-				where := fmt.Sprintf("Iceberg snapshot %d is DuckLake snapshot %d", r.from, s.id)
-				if s.id != r.from {
-					where = fmt.Sprintf("the table's state at Iceberg snapshot %d lasts until snapshot %d, and DuckLake snapshot %d in between", r.from, r.to, s.id)
+				where := fmt.Sprintf("Iceberg snapshot %d is DuckLake snapshot %d", r.from, s.ID)
+				if s.ID != r.from {
+					where = fmt.Sprintf("the table's state at Iceberg snapshot %d lasts until snapshot %d, and DuckLake snapshot %d in between", r.from, r.to, s.ID)
 				}
 				return invalid("remove-snapshots: %s also %s; DuckLake snapshots belong to the whole catalog, so it cannot be expired for table %s alone (DuckDB's ducklake_expire_snapshots expires it for every table)",
 					where, what, t.Name)
 			}
-			expire = append(expire, s.id)
+			expire = append(expire, s.ID)
 		}
 	}
 	return c.expireSnapshots(ctx, tx, expire)
