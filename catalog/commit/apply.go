@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,6 +48,10 @@ type plan struct {
 	onMain        map[int64]bool // client snapshot ids set-snapshot-ref main points at
 	refs          []Update       // set-snapshot-ref of other refs
 	removeRefs    []string
+	// removeSnapshots are the table's Iceberg snapshots remove-snapshots
+	// asks to remove, ascending; ids the table does not have are left out,
+	// as Iceberg's TableMetadata.Builder ignores them.
+	removeSnapshots []int64
 	// specAlias maps the id the client gave a spec this commit adds to the
 	// DuckLake partition id it got: files of the same commit name the
 	// former.
@@ -92,6 +97,11 @@ func (c *Catalog) Commit(ctx context.Context, tx pgx.Tx, snap *Snapshot, target 
 	}
 	if err := c.applyRefs(ctx, tx, snap, t, target.Base, p); err != nil {
 		return t, err
+	}
+	if len(p.removeSnapshots) > 0 {
+		if err := c.removeSnapshots(ctx, tx, t, target.Base, p.removeSnapshots); err != nil {
+			return t, err
+		}
 	}
 	return t, nil
 }
@@ -189,6 +199,7 @@ func foldUpdates(updates []Update, base *iceberg.TableMetadata, maxFormat int) (
 		p.formatVersion = base.FormatVersion
 	}
 	added := map[int64]bool{}
+	removed := map[int64]bool{}
 	for i := range updates {
 		u := &updates[i]
 		switch u.Action {
@@ -254,6 +265,8 @@ func foldUpdates(updates []Update, base *iceberg.TableMetadata, maxFormat int) (
 		case ActionSetSnapshotRef:
 			id := *u.SnapshotID
 			switch {
+			case removed[id]:
+				return nil, invalid("set-snapshot-ref %s: snapshot %d was removed by this commit", u.RefName, id)
 			case u.RefName == iceberg.MainBranch && u.Type != "branch":
 				return nil, invalid("set-snapshot-ref: main is a branch")
 			case u.RefName == iceberg.MainBranch && added[id]:
@@ -275,7 +288,9 @@ func foldUpdates(updates []Update, base *iceberg.TableMetadata, maxFormat int) (
 			}
 			p.removeRefs = append(p.removeRefs, u.RefName)
 		case ActionRemoveSnapshots:
-			return nil, unsupported("remove-snapshots: DuckLake snapshots belong to the whole catalog, not one table; expire them with DuckDB's ducklake_expire_snapshots")
+			if err := p.removeSnapshotIDs(u.SnapshotIDs, base, added, removed); err != nil {
+				return nil, err
+			}
 		case ActionSetLocation:
 			loc := strings.TrimRight(normLocation(u.Location), "/")
 			if base != nil && loc != base.Location {
@@ -326,6 +341,50 @@ func foldUpdates(updates []Update, base *iceberg.TableMetadata, maxFormat int) (
 		return nil, unsupported("add-sort-order without making it the default: DuckLake keeps only the current sort order")
 	}
 	return p, nil
+}
+
+// removeSnapshotIDs folds one remove-snapshots update into p, with
+// Iceberg's semantics (TableMetadata.Builder.removeSnapshots): ids the
+// table does not have are ignored, and tags and branches left pointing at a
+// removed snapshot are removed with it. The current snapshot cannot go:
+// Iceberg would drop the main branch, and a DuckLake table always has a
+// current state.
+func (p *plan) removeSnapshotIDs(ids []int64, base *iceberg.TableMetadata, added, removed map[int64]bool) error {
+	for _, id := range ids {
+		switch {
+		case added[id]:
+			return invalid("remove-snapshots: snapshot %d is added by this same commit", id)
+		case base == nil || base.SnapshotByID(id) == nil || removed[id]:
+			continue
+		case base.CurrentSnapshotID != nil && id == *base.CurrentSnapshotID:
+			return invalid("remove-snapshots: snapshot %d is the table's current snapshot (main) and cannot be removed", id)
+		}
+		removed[id] = true
+		p.removeSnapshots = append(p.removeSnapshots, id)
+	}
+	slices.Sort(p.removeSnapshots)
+	dangling := func(name string) {
+		if !slices.Contains(p.removeRefs, name) {
+			p.removeRefs = append(p.removeRefs, name)
+		}
+	}
+	p.refs = slices.DeleteFunc(p.refs, func(u Update) bool {
+		if removed[*u.SnapshotID] {
+			dangling(u.RefName)
+			return true
+		}
+		return false
+	})
+	if base == nil {
+		return nil
+	}
+	for _, name := range slices.Sorted(maps.Keys(base.Refs)) {
+		repointed := slices.ContainsFunc(p.refs, func(u Update) bool { return u.RefName == name })
+		if name != iceberg.MainBranch && removed[base.Refs[name].SnapshotID] && !repointed {
+			dangling(name)
+		}
+	}
+	return nil
 }
 
 // pick resolves an id in set-current-schema, set-default-spec and

@@ -393,6 +393,51 @@ func TestCommitRegistersFiles(t *testing.T) {
 		WHERE d.begin_snapshot = $1`, s4)), fmt.Sprintf("[[data/c.parquet data/c-deletes-%v.parquet 2]]", cID); got != want {
 		t.Errorf("c.parquet's delete file: %s, want %s", got, want)
 	}
+	// The client's delete files merged or split above were never
+	// registered: they are scheduled for deletion (relative to the data
+	// path) under file ids of their own.
+	sched := func() string {
+		return fmt.Sprint(l.query(`SELECT path, path_is_relative FROM ducklake_files_scheduled_for_deletion ORDER BY data_file_id`))
+	}
+	wantSched := "[[s/t/data/b-deletes-2.parquet true] [s/t/data/bc-deletes.parquet true] [s/t/data/c-deletes.parquet true]]"
+	if got := sched(); got != wantSched {
+		t.Errorf("scheduled for deletion: %s, want %s", got, wantSched)
+	}
+	if got := l.query(`SELECT count(*) FROM ducklake_files_scheduled_for_deletion f
+		WHERE EXISTS (SELECT 1 FROM ducklake_data_file d WHERE d.data_file_id = f.data_file_id)
+		OR EXISTS (SELECT 1 FROM ducklake_delete_file d WHERE d.delete_file_id = f.data_file_id)
+		OR f.data_file_id >= (SELECT max(next_file_id) FROM ducklake_snapshot)`); fmt.Sprint(got) != "[[0]]" {
+		t.Errorf("scheduled files reuse or exceed file ids: %v", got)
+	}
+	// Two delete files for a new data file in one commit: the first is
+	// registered, then merged with the second, so no snapshot ever sees
+	// it: its row goes and both client files are scheduled.
+	d := file("d.parquet", 3, "toys", 20, 22)
+	if _, err := l.commit("t", &TableCommit{Updates: l.snapshotUpdates(7012, iceberg.OpAppend, info, added(d))}); err != nil {
+		t.Fatal(err)
+	}
+	dID := l.query(`SELECT data_file_id FROM ducklake_data_file WHERE path = 'data/d.parquet'`)[0][0]
+	d1, d2 := duckDel("s3://lake/data/s/t/data/d1-deletes.parquet", d.Path), duckDel("s3://lake/data/s/t/data/d2-deletes.parquet", d.Path, d.Path)
+	if _, err := l.commit("t", &TableCommit{Updates: l.snapshotUpdates(7013, iceberg.OpDelete, delInfo, added(d1), added(d2))}); err != nil {
+		t.Fatalf("two delete files for d.parquet: %v", err)
+	}
+	if got, want := fmt.Sprint(l.query(`SELECT d.path, d.delete_count FROM ducklake_delete_file d JOIN ducklake_data_file f USING (data_file_id) WHERE f.path = 'data/d.parquet'`)),
+		fmt.Sprintf("[[data/d2-deletes-%v.parquet 2]]", dID); got != want {
+		t.Errorf("d.parquet's delete files: %s, want %s", got, want)
+	}
+	wantSched = strings.TrimSuffix(wantSched, "]") + " [s/t/data/d1-deletes.parquet true] [s/t/data/d2-deletes.parquet true]]"
+	if got := sched(); got != wantSched {
+		t.Errorf("scheduled for deletion: %s, want %s", got, wantSched)
+	}
+	// A commit that fails after merging a delete file schedules nothing.
+	d3 := duckDel("s3://lake/data/s/t/data/d3-deletes.parquet", d.Path)
+	stray := duckDel("s3://lake/data/s/t/data/stray-deletes.parquet", "s3://lake/data/s/t/data/nope.parquet")
+	if _, err := l.commit("t", &TableCommit{Updates: l.snapshotUpdates(7014, iceberg.OpDelete, delInfo, added(d3), added(stray))}); !errors.Is(err, ErrConflict) {
+		t.Errorf("a delete file for a data file the table lacks: %v", err)
+	}
+	if got := sched(); got != wantSched {
+		t.Errorf("scheduled for deletion after a failed commit: %s, want %s", got, wantSched)
+	}
 	outside := file("../../u/x.parquet", 1, "books", 0, 0)
 	outside.Path = "s3://lake/data/u/x.parquet"
 	if _, err := l.commit("t", &TableCommit{Updates: l.snapshotUpdates(7007, iceberg.OpAppend, info, added(outside))}); !errors.Is(err, ErrForbidden) {

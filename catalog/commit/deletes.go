@@ -119,6 +119,13 @@ func (c *Catalog) addDelete(ctx context.Context, tx pgx.Tx, snap *Snapshot, t du
 			if err := c.endRow(ctx, tx, snap, "ducklake_delete_file", "delete_file_id", d.deleteID, d.deleteBegin); err != nil {
 				return err
 			}
+			if d.deleteBegin == snap.ID {
+				// Registered by this same commit, so no snapshot ever saw
+				// it: endRow deleted its row, and the file goes.
+				if err := c.scheduleReplaced(ctx, tx, d.deleteID, d.deletePath); err != nil {
+					return err
+				}
+			}
 			removedDelete[d.deleteID] = true
 		}
 		slices.Sort(positions)
@@ -136,7 +143,23 @@ func (c *Catalog) addDelete(ctx context.Context, tx pgx.Tx, snap *Snapshot, t du
 			return err
 		}
 	}
-	return nil
+	// The client's file is replaced by the ones written above and never
+	// registered: it goes too (under a file id of its own, which DuckDB's
+	// cleanup removes the row by).
+	return c.scheduleReplaced(ctx, tx, snap.fileID(), f.Path)
+}
+
+// scheduleReplaced schedules a delete file that no snapshot references for
+// deletion (ducklake_files_scheduled_for_deletion, which DuckDB's
+// ducklake_cleanup_old_files empties), in the commit's transaction: if the
+// commit fails, nothing was scheduled and the client's files stay as they
+// were.
+func (c *Catalog) scheduleReplaced(ctx context.Context, tx pgx.Tx, id int64, location string) error {
+	md, err := c.reader(tx).Metadata(ctx)
+	if err != nil {
+		return err
+	}
+	return c.scheduleDeletion(ctx, tx, md.DataPath, id, location)
 }
 
 // insertDelete registers the delete file at path as data file d's.

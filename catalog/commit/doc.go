@@ -27,7 +27,10 @@
 //	                         (and of their delete files); inserted_into_table / deleted_from_table
 //	                         (compacted_table for replace)
 //	position delete file     ducklake_delete_file of its one data file (referenced_data_file or
-//	                         equal file_path bounds); a second one for the same data file → 501
+//	                         equal file_path bounds); one naming several data files is split and
+//	                         one for a data file with a delete file merged into new files (the
+//	                         client's then → ducklake_files_scheduled_for_deletion, in the commit's
+//	                         transaction)
 //	equality delete file     501
 //	add-schema + current     columns diffed by field id: add, drop, rename, int→long, float→double,
 //	                         decimal widening, optional; new rows for changed columns; altered_table;
@@ -42,7 +45,11 @@
 //	                         existing snapshots → sidecar duckicelake_table_ref; branch writes → 501
 //	upgrade-format-version   sidecar duckicelake.format-version up to Config.MaxFormatVersion
 //	assign-uuid, statistics  accepted (the same UUID; statistics are derived from DuckLake)
-//	remove-snapshots         501 (DuckLake snapshots are catalog-wide: ducklake_expire_snapshots)
+//	remove-snapshots         the DuckLake snapshots from each id up to the table's next Iceberg
+//	                         snapshot expire as ducklake_expire_snapshots does (rows only they see
+//	                         deleted, files → ducklake_files_scheduled_for_deletion); unknown ids
+//	                         ignored, refs left dangling removed (Iceberg's semantics); the current
+//	                         snapshot, or a DuckLake snapshot that changed another table, → 400
 //	set-location             accepted when unchanged, else 501
 //	register table           a create from a metadata file (current schema with its field ids,
 //	                         default spec and sort order, properties, format version, UUID,

@@ -291,7 +291,7 @@ func TestFoldUpdates(t *testing.T) {
 	base := &iceberg.TableMetadata{FormatVersion: 2, TableUUID: "9b3d2c1e-0000-4000-8000-000000000001", Location: "s3://b/ns/t",
 		Schemas: []*iceberg.Schema{{ID: 3}}, CurrentSchemaID: 3, PartitionSpecs: []iceberg.PartitionSpec{{ID: 0}},
 		SortOrders: []iceberg.SortOrder{iceberg.Unsorted}, Refs: map[string]iceberg.SnapshotRef{"main": {SnapshotID: 7, Type: "branch"}},
-		Snapshots: []iceberg.Snapshot{{SnapshotID: 7}}}
+		Snapshots: []iceberg.Snapshot{{SnapshotID: 5}, {SnapshotID: 7}}}
 	cur := int64(7)
 	base.CurrentSnapshotID = &cur
 	snap := func(id int64) Update {
@@ -316,7 +316,10 @@ func TestFoldUpdates(t *testing.T) {
 		"set-location same":       {[]Update{{Action: ActionSetLocation, Location: "s3://b/ns/t/"}}, nil},
 		"reserved property":       {[]Update{{Action: ActionSetProperties, Updates: map[string]string{"duckicelake.x": "1"}}}, ErrForbidden},
 		"remove reserved":         {[]Update{{Action: ActionRemoveProperties, Removals: []string{"DuckIceLake.y"}}}, ErrForbidden},
-		"remove snapshots":        {[]Update{{Action: ActionRemoveSnapshots, SnapshotIDs: []int64{7}}}, ErrUnsupported},
+		"remove current snapshot": {[]Update{{Action: ActionRemoveSnapshots, SnapshotIDs: []int64{7}}}, ErrInvalid},
+		"remove unknown snapshot": {[]Update{{Action: ActionRemoveSnapshots, SnapshotIDs: []int64{8}}}, nil},
+		"remove added snapshot":   {[]Update{snap(99), ref("main", "branch", 99), {Action: ActionRemoveSnapshots, SnapshotIDs: []int64{99}}}, ErrInvalid},
+		"tag a removed snapshot":  {[]Update{{Action: ActionRemoveSnapshots, SnapshotIDs: []int64{5}}, ref("v1", "tag", 5)}, ErrInvalid},
 		"statistics":              {[]Update{{Action: ActionSetStatistics}, {Action: ActionRemoveStatistics}}, nil},
 		"other uuid":              {[]Update{{Action: ActionAssignUUID, UUID: "9b3d2c1e-0000-4000-8000-000000000002"}}, ErrInvalid},
 		"same uuid":               {[]Update{{Action: ActionAssignUUID, UUID: "9B3D2C1E-0000-4000-8000-000000000001"}}, nil},
@@ -327,6 +330,76 @@ func TestFoldUpdates(t *testing.T) {
 		_, err := foldUpdates(c.updates, base, 2)
 		if c.kind == nil && err != nil || c.kind != nil && !errors.Is(err, c.kind) {
 			t.Errorf("%s: %v, want %v", name, err, c.kind)
+		}
+	}
+}
+
+func TestRemoveSnapshotsPlan(t *testing.T) {
+	cur := int64(9)
+	base := &iceberg.TableMetadata{FormatVersion: 2, CurrentSnapshotID: &cur,
+		Snapshots: []iceberg.Snapshot{{SnapshotID: 2}, {SnapshotID: 4}, {SnapshotID: 5}, {SnapshotID: 9}},
+		Refs: map[string]iceberg.SnapshotRef{
+			"main": {SnapshotID: 9, Type: "branch"}, "t4": {SnapshotID: 4, Type: "tag"},
+			"t5": {SnapshotID: 5, Type: "tag"}, "b2": {SnapshotID: 2, Type: "branch"},
+		}}
+	remove := func(ids ...int64) Update { return Update{Action: ActionRemoveSnapshots, SnapshotIDs: ids} }
+	ref := func(name string, id int64) Update {
+		return Update{Action: ActionSetSnapshotRef, RefName: name, Type: "tag", SnapshotID: &id}
+	}
+	for name, c := range map[string]struct {
+		updates    []Update
+		removed    []int64
+		removeRefs []string
+		refs       []string
+		ranges     []expiryRange
+	}{
+		// Unknown ids are ignored, as Iceberg does; refs left dangling go.
+		"unknown ids and dangling refs": {[]Update{remove(4, 3, 100, 4)}, []int64{4}, []string{"t4"}, nil, []expiryRange{{4, 5}}},
+		// Adjacent stretches merge; each lasts until the next Iceberg snapshot.
+		"adjacent": {[]Update{remove(5, 2), remove(4)}, []int64{2, 4, 5}, []string{"b2", "t5", "t4"}, nil, []expiryRange{{2, 9}}},
+		// A ref moved off the snapshot before it goes stays.
+		"ref moved first": {[]Update{ref("t4", 5), remove(4)}, []int64{4}, nil, []string{"t4"}, []expiryRange{{4, 5}}},
+		// A ref set to the snapshot in the same commit goes with it.
+		"ref set then removed": {[]Update{ref("new", 2), remove(2)}, []int64{2}, []string{"new", "b2"}, nil, []expiryRange{{2, 4}}},
+	} {
+		p, err := foldUpdates(c.updates, base, 2)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		var refs []string
+		for _, u := range p.refs {
+			refs = append(refs, u.RefName)
+		}
+		if !reflect.DeepEqual(p.removeSnapshots, c.removed) || !reflect.DeepEqual(p.removeRefs, c.removeRefs) || !reflect.DeepEqual(refs, c.refs) {
+			t.Errorf("%s: removes %v, refs removed %v, refs set %v; want %v, %v, %v", name, p.removeSnapshots, p.removeRefs, refs, c.removed, c.removeRefs, c.refs)
+		}
+		if got := expiryRanges(base, p.removeSnapshots); !reflect.DeepEqual(got, c.ranges) {
+			t.Errorf("%s: ranges %v, want %v", name, got, c.ranges)
+		}
+	}
+}
+
+func TestOwnChange(t *testing.T) {
+	names := []string{`"s"."t"`, `"s"."old name"`}
+	for _, c := range []struct {
+		change string
+		own    bool
+	}{
+		{"inserted_into_table:12", true},
+		{"altered_table:12", true},
+		{"inlined_insert:12", true},
+		{`created_table:"s"."t"`, true},
+		{`created_table:"s"."old name"`, true},
+		{`created_table:"s"."u"`, false},
+		{"inserted_into_table:13", false},
+		{"dropped_table:112", false},
+		{`created_schema:"12"`, false},
+		{`created_view:"s"."t"`, false},
+	} {
+		ch := ducklake.ParseChanges(c.change)
+		if len(ch) != 1 || ownChange(ch[0], 12, names) != c.own {
+			t.Errorf("%s: own %v, want %v", c.change, !c.own, c.own)
 		}
 	}
 }

@@ -55,6 +55,15 @@ const propertyTable = "duckicelake_table_property"
 // ducklake_table row: the begin of the table's row counts too. Changes
 // DuckDB writes later with earlier begin snapshots (flushing inlined data,
 // compaction) are logged under the snapshot that writes them.
+//
+// Expiring snapshots (DuckDB's ducklake_expire_snapshots, or an Iceberg
+// remove-snapshots) deletes their change rows, so a change of the table
+// may be gone from the log while its files, clamped onto the next existing
+// snapshot, are not. Snapshot ids are handed out consecutively, so a
+// missing id after the last logged change is such a possible change: the
+// metadata is then built as of the first existing snapshot after the last
+// such gap (the same metadata as at any later snapshot the table did not
+// change at, so at worst one extra build per table and expiry).
 func (s *PGSource) Resolve(ctx context.Context, tableID, snapshotID int64) (Resolved, error) {
 	props, err := s.hasProperties(ctx)
 	if err != nil {
@@ -75,10 +84,16 @@ func (s *PGSource) Resolve(ctx context.Context, tableID, snapshotID int64) (Reso
 				WHERE snapshot_id > t.b AND snapshot_id <= $2 AND changes_made ~ $3
 				ORDER BY snapshot_id DESC LIMIT 1)) AS changed
 			FROM t
+		), g AS MATERIALIZED (
+			SELECT greatest(c.changed, (SELECT s.snapshot_id FROM ` + s.t("ducklake_snapshot") + ` s
+				WHERE s.snapshot_id > c.changed + 1 AND s.snapshot_id <= $2
+				AND NOT EXISTS (SELECT 1 FROM ` + s.t("ducklake_snapshot") + ` p WHERE p.snapshot_id = s.snapshot_id - 1)
+				ORDER BY s.snapshot_id DESC LIMIT 1)) AS changed
+			FROM c
 		), r AS MATERIALIZED (
 			SELECT (SELECT snapshot_id FROM ` + s.t("ducklake_snapshot") + `
-				WHERE snapshot_id >= c.changed AND snapshot_id <= $2 ORDER BY snapshot_id LIMIT 1) AS at
-			FROM c
+				WHERE snapshot_id >= g.changed AND snapshot_id <= $2 ORDER BY snapshot_id LIMIT 1) AS at
+			FROM g
 		)
 		SELECT EXISTS (SELECT 1 FROM ` + s.t("ducklake_snapshot") + ` WHERE snapshot_id = $2), r.at,
 			(SELECT count(*) FROM ` + s.t("ducklake_snapshot") + ` WHERE snapshot_id <= r.at), ` + property + `

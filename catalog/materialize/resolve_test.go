@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -202,4 +203,73 @@ func TestMaterializerResolves(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestMaterializerAfterDuckDBExpiry: DuckDB's ducklake_expire_snapshots
+// deletes snapshots and their change rows without making a new snapshot.
+// A table whose last change was expired must still be served as of its
+// current state (its files whose begin snapshot is gone show at the next
+// snapshot), and a result cached before an expiry must not be served after
+// it, whether the expiry removed the table's last change or an earlier one.
+func TestMaterializerAfterDuckDBExpiry(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.Database(t)
+	py := python(t)
+	data := filepath.Join(t.TempDir(), "lake") + "/"
+	duck := func(stmts ...string) {
+		t.Helper()
+		cmd := exec.Command(py, append([]string{filepath.Join(repoRoot(t), "test", "catalog", "rest_duckdb.py"), dsn, data}, stmts...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%q: %v\n%s", stmts, err, out)
+		}
+	}
+	duck("CALL l.set_option('data_inlining_row_limit', 0)",
+		"CREATE TABLE l.t(id BIGINT)", // 1
+		"CREATE TABLE l.u(id BIGINT)", // 2
+		"INSERT INTO l.t VALUES (1)",  // 3
+		"INSERT INTO l.t VALUES (2)",  // 4
+		"INSERT INTO l.u VALUES (9)",  // 5
+		"INSERT INTO l.u VALUES (10)") // 6
+	conn := pgtest.Connect(t, dsn)
+	src := materialize.NewPGSource(conn, "")
+	tbl, err := ducklake.NewReader(conn, "").TableByName(ctx, 6, "main", "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mat := materialize.NewMaterializer(materialize.Config{Source: src, Writer: materialize.DirWriter{}})
+	records := func(res *materialize.Result) string {
+		md := res.Metadata
+		if md.CurrentSnapshotID == nil || md.SnapshotByID(*md.CurrentSnapshotID) == nil {
+			return "no current snapshot"
+		}
+		return md.SnapshotByID(*md.CurrentSnapshotID).Summary["total-records"]
+	}
+	check := func(phase string, wantRecords string, wantSnaps int) {
+		t.Helper()
+		got, err := mat.Materialize(ctx, tbl.ID, 6)
+		if err != nil {
+			t.Fatalf("%s: %v", phase, err)
+		}
+		want, err := materialize.Materialise(ctx, src, tbl.ID, 6, materialize.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", phase, err)
+		}
+		if string(got.MetadataJSON) != string(want.MetadataJSON) {
+			t.Errorf("%s: the Materializer serves %s, Materialise builds %s", phase, got.MetadataLocation, want.MetadataLocation)
+		}
+		if r := records(got); r != wantRecords || len(got.Metadata.Snapshots) != wantSnaps {
+			t.Errorf("%s: %s records in %d snapshots, want %s in %d", phase, r, len(got.Metadata.Snapshots), wantRecords, wantSnaps)
+		}
+	}
+	check("before", "2", 2)
+	builds := mat.Builds()
+	// Snapshot 4, t's last change, goes: t's second file now shows at 5.
+	duck("SELECT count(*) FROM ducklake_expire_snapshots('l', versions => [4])")
+	check("t's last change expired", "2", 2)
+	// Snapshot 3, an earlier change of t, goes: its first file shows at 5 too.
+	duck("SELECT count(*) FROM ducklake_expire_snapshots('l', versions => [3])")
+	check("t's first change expired", "2", 1)
+	if n := mat.Builds() - builds; n != 2 {
+		t.Errorf("%d builds after two expiries, want 2", n)
+	}
 }

@@ -368,7 +368,7 @@ func TestCommitRequirements(t *testing.T) {
 		"reserved property":     {setProps("duckicelake.format-version", "3"), 403, "ForbiddenException"},
 		"remove reserved":       {map[string]any{"action": "remove-properties", "removals": []string{"duckicelake.x"}}, 403, "ForbiddenException"},
 		"set-location":          {map[string]any{"action": "set-location", "location": "s3://lake/elsewhere"}, 501, "UnsupportedOperationException"},
-		"remove-snapshots":      {map[string]any{"action": "remove-snapshots", "snapshot-ids": []int64{main}}, 501, "UnsupportedOperationException"},
+		"remove current":        {map[string]any{"action": "remove-snapshots", "snapshot-ids": []int64{main}}, 400, "BadRequestException"},
 		"upgrade to 4":          {map[string]any{"action": "upgrade-format-version", "format-version": 4}, 501, "UnsupportedOperationException"},
 		"rollback main":         {map[string]any{"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": main - 1}, 501, "UnsupportedOperationException"},
 		"unknown action":        {map[string]any{"action": "make-it-so"}, 400, "BadRequestException"},
