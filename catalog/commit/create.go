@@ -38,7 +38,7 @@ type tablePlan struct {
 	columns       []column
 	fields        []ducklake.Field // top level, as DuckLake will hold them
 	keys          []duckKey
-	spec          *iceberg.PartitionSpec // the client's, source ids as the columns'; nil: unpartitioned
+	spec          *iceberg.PartitionSpec  // the client's, source ids as the columns'; nil: unpartitioned
 	known         []iceberg.PartitionSpec // the specs the client knows (see newSpecVersion)
 	sort          []sortKey
 	order         *iceberg.SortOrder // the client's, source ids as the columns'; nil: unsorted

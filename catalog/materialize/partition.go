@@ -19,13 +19,13 @@ const unpartitionedSpecID = 0
 type fieldRule uint8
 
 const (
-	rulePass  fieldRule = iota // identity or bucket: the DuckLake value as is
-	ruleYear                   // calendar year → years since 1970
-	ruleMonth                  // + year key → months since 1970-01
-	ruleDay                    // + year, month keys → days since 1970-01-01
-	ruleHour                   // + year, month, day keys → hours since epoch
-	ruleVoid                   // not expressible: always null, never prunes
-	ruleTruncate               // truncate[W], derived from the file's statistics
+	rulePass     fieldRule = iota // identity or bucket: the DuckLake value as is
+	ruleYear                      // calendar year → years since 1970
+	ruleMonth                     // + year key → months since 1970-01
+	ruleDay                       // + year, month keys → days since 1970-01-01
+	ruleHour                      // + year, month, day keys → hours since epoch
+	ruleVoid                      // not expressible: always null, never prunes
+	ruleTruncate                  // truncate[W], derived from the file's statistics
 )
 
 type mappedField struct {

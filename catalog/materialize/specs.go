@@ -33,7 +33,7 @@ type SpecVersion struct {
 type specPlan struct {
 	list          []iceberg.PartitionSpec // every spec served
 	byID          map[int]*mappedSpec
-	lastID        int // the highest partition field id
+	lastID        int                   // the highest partition field id
 	duck          map[int64]*mappedSpec // DuckLake partitions no client spec names, by partition id
 	client        []clientSpec          // oldest first
 	unpartitioned *mappedSpec
