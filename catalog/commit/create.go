@@ -362,7 +362,11 @@ func (p *tablePlan) metadata(now time.Time) *iceberg.TableMetadata {
 		md.NextRowID = &first
 	}
 	if sv := p.specVersion(); sv != nil {
-		md.PartitionSpecs = servedSpecs(*sv)
+		// Only the client's spec: the ones served beside it are given ids
+		// when the table is committed, and PyIceberg's create transaction
+		// re-adds the default spec and makes "the last added" (the
+		// highest id) the default.
+		md.PartitionSpecs = []iceberg.PartitionSpec{sv.spec}
 		md.DefaultSpecID = sv.spec.ID
 		md.LastPartitionID = iceberg.PartitionFieldIDStart - 1
 		for _, f := range sv.spec.Fields {
@@ -388,21 +392,6 @@ func (p *tablePlan) specVersion() *specVersion {
 	}
 	v := newSpecVersion(*p.spec, 0, known, nil)
 	return &v
-}
-
-// servedSpecs are the specs catalog/materialize serves for a spec
-// version: the client's, then the ones beside it, by id.
-func servedSpecs(v specVersion) []iceberg.PartitionSpec {
-	out := []iceberg.PartitionSpec{v.spec}
-	add := func(id int, fields []iceberg.PartitionField) {
-		if !slices.ContainsFunc(out, func(s iceberg.PartitionSpec) bool { return s.ID == id }) {
-			out = append(out, iceberg.PartitionSpec{ID: id, Fields: fields})
-		}
-	}
-	add(v.plainID, plainFields(v.spec.Fields))
-	add(v.unpartitionedID, nil)
-	slices.SortFunc(out, func(a, b iceberg.PartitionSpec) int { return a.ID - b.ID })
-	return out
 }
 
 // errNoTable is returned by lookups of a table that does not exist.

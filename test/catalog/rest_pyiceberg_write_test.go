@@ -280,7 +280,7 @@ func TestPyIcebergStagedCreate(t *testing.T) {
 	}
 	pyWriteScenario(t, env, "staged", ns, &got)
 	got.check(t, map[string]int{"create and append": 25})
-	if got.Before || !got.After || fmt.Sprint(got.Spec) != "[[id_bucket_2 bucket[2]]]" {
+	if got.Before || !got.After || fmt.Sprint(got.Spec) != "[[b bucket[2]]]" {
 		t.Errorf("exists before %v, after %v; spec %v", got.Before, got.After, got.Spec)
 	}
 	var changes string
