@@ -329,6 +329,14 @@ func (b *builder) applyOrders(md *iceberg.TableMetadata, schema *iceberg.Schema)
 		sv := &e.SortOrders[i]
 		if id, ok := served[sv]; ok && int64(sv.Order.OrderID) == current {
 			md.DefaultSortOrderID = id
+			return
+		}
+	}
+	// The current DuckLake sort was written for an earlier client order.
+	for i := len(e.Orders) - 1; i >= 0 && current != 0; i-- {
+		if v := e.Orders[i]; v.Begin <= b.snap && v.SortID == current && listed[v.Order.OrderID] {
+			md.DefaultSortOrderID = v.Order.OrderID
+			return
 		}
 	}
 }
