@@ -454,11 +454,12 @@ func (c *Catalog) createFromUpdates(ctx context.Context, tx pgx.Tx, snap *Snapsh
 		return ducklake.Table{}, err
 	}
 	tp.formatVersion = max(tp.formatVersion, p.formatVersion)
+	tp.known = p.specs
 	if p.uuid != "" {
 		tp.uuid = p.uuid
 	}
 	t, err := c.writeTable(ctx, tx, snap, target.Namespace, tp)
-	if err == nil && p.spec != nil && tp.partitionID != 0 {
+	if err == nil && p.spec != nil {
 		p.specAlias[p.spec.ID] = tp.partitionID
 	}
 	return t, err
@@ -488,11 +489,12 @@ func (c *Catalog) applyMetadata(ctx context.Context, tx pgx.Tx, snap *Snapshot, 
 		}
 		top := topLevel(fields)
 		if p.spec != nil {
-			changed, id, err := c.replacePartition(ctx, tx, snap, t.ID, p.spec, top)
+			known := append(slices.Clone(base.PartitionSpecs), p.specs...)
+			changed, id, err := c.replacePartition(ctx, tx, snap, t.ID, p.spec, known, top)
 			if err != nil {
 				return err
 			}
-			if id != 0 && slices.ContainsFunc(p.specs, func(s iceberg.PartitionSpec) bool { return specEqual(s, *p.spec) }) {
+			if slices.ContainsFunc(p.specs, func(s iceberg.PartitionSpec) bool { return specEqual(s, *p.spec) }) {
 				p.specAlias[p.spec.ID] = id
 			}
 			altered = altered || changed
@@ -502,7 +504,7 @@ func (c *Catalog) applyMetadata(ctx context.Context, tx pgx.Tx, snap *Snapshot, 
 			if err != nil {
 				return err
 			}
-			changed, err := c.replaceSort(ctx, tx, snap, t.ID, keys, top)
+			changed, err := c.replaceSort(ctx, tx, snap, t.ID, *p.order, keys, top)
 			if err != nil {
 				return err
 			}
@@ -551,9 +553,14 @@ func (c *Catalog) schemaVersion(ctx context.Context, tx pgx.Tx, snap *Snapshot, 
 }
 
 // replacePartition makes spec the table's partitioning unless it already
-// is, as ALTER TABLE … SET PARTITIONED BY does.
-func (c *Catalog) replacePartition(ctx context.Context, tx pgx.Tx, snap *Snapshot, tableID int64, spec *iceberg.PartitionSpec, top map[int64]ducklake.Field) (bool, int64, error) {
-	keys, truncs, err := duckPartition(spec, top)
+// is: DuckLake's partition keys, as ALTER TABLE … SET PARTITIONED BY
+// writes them (a new DuckLake partition only when the keys change), and
+// the sidecar's record of the client's spec. known are the specs the
+// client knows (see newSpecVersion). It returns the DuckLake partition id
+// the spec's files go to, 0 for none.
+func (c *Catalog) replacePartition(ctx context.Context, tx pgx.Tx, snap *Snapshot, tableID int64, spec *iceberg.PartitionSpec,
+	known []iceberg.PartitionSpec, top map[int64]ducklake.Field) (bool, int64, error) {
+	keys, _, err := duckPartition(spec, top)
 	if err != nil {
 		return false, 0, err
 	}
@@ -562,60 +569,38 @@ func (c *Catalog) replacePartition(ctx context.Context, tx pgx.Tx, snap *Snapsho
 		return false, 0, err
 	}
 	var curKeys []duckKey
+	var id int64
 	if cur != nil {
+		id = cur.ID
 		for _, col := range cur.Columns {
 			curKeys = append(curKeys, duckKey{column: col.ColumnID, transform: col.Transform})
 		}
 	}
-	curTruncs, err := c.truncFields(ctx, tx, snap, tableID)
+	changed := false
+	if !slices.Equal(keys, curKeys) {
+		if _, err := tx.Exec(ctx, `UPDATE `+c.t("ducklake_partition_info")+` SET end_snapshot = $1 WHERE table_id = $2 AND end_snapshot IS NULL`, snap.ID, tableID); err != nil {
+			return false, 0, fmt.Errorf("end the partitioning of table %d: %w", tableID, err)
+		}
+		id = 0
+		if len(keys) > 0 {
+			if id, err = c.writePartition(ctx, tx, snap, tableID, keys); err != nil {
+				return false, 0, err
+			}
+		}
+		changed = true
+	}
+	prev, err := c.currentSpec(ctx, tx, snap, tableID)
 	if err != nil {
 		return false, 0, err
 	}
-	if slices.Equal(keys, curKeys) && slices.Equal(truncs, curTruncs) {
-		if cur != nil {
-			return false, cur.ID, nil
-		}
-		return false, 0, nil
+	v := newSpecVersion(*spec, id, known, prev)
+	if v.equal(prev) {
+		return changed, id, nil
 	}
-	if _, err := tx.Exec(ctx, `UPDATE `+c.t("ducklake_partition_info")+` SET end_snapshot = $1 WHERE table_id = $2 AND end_snapshot IS NULL`, snap.ID, tableID); err != nil {
-		return false, 0, fmt.Errorf("end the partitioning of table %d: %w", tableID, err)
-	}
-	var id int64
-	if len(keys) > 0 {
-		if id, err = c.writePartition(ctx, tx, snap, tableID, keys); err != nil {
-			return false, 0, err
-		}
-	}
-	if err := c.writeTruncFields(ctx, tx, snap, tableID, truncs); err != nil {
+	if err := c.writeSpec(ctx, tx, snap, tableID, v); err != nil {
 		return false, 0, err
 	}
 	return true, id, nil
-}
-
-func (c *Catalog) truncFields(ctx context.Context, tx pgx.Tx, snap *Snapshot, tableID int64) ([]truncField, error) {
-	rows, err := tx.Query(ctx, `SELECT spec_position, column_id, transform, name FROM `+c.t(partitionFieldTable)+`
-		WHERE table_id = $1 AND begin_snapshot <= $2 AND (end_snapshot IS NULL OR end_snapshot > $2) ORDER BY spec_position`, tableID, snap.ID)
-	if err != nil {
-		return nil, fmt.Errorf("read truncate partition fields: %w", err)
-	}
-	var (
-		out      []truncField
-		pos      int
-		col      int64
-		tr, name string
-	)
-	_, err = pgx.ForEachRow(rows, []any{&pos, &col, &tr, &name}, func() error {
-		t, err := iceberg.ParseTransform(tr)
-		if err != nil {
-			return err
-		}
-		out = append(out, truncField{position: pos, column: col, width: t.Param, name: name})
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read truncate partition fields: %w", err)
-	}
-	return out, nil
 }
 
 // applyRefs stores tags and read-only branches in the sidecar.

@@ -39,8 +39,10 @@ type tablePlan struct {
 	columns       []column
 	fields        []ducklake.Field // top level, as DuckLake will hold them
 	keys          []duckKey
-	truncs        []truncField
+	spec          *iceberg.PartitionSpec  // the client's, source ids as the columns'; nil: unpartitioned
+	known         []iceberg.PartitionSpec // the specs the client knows (see newSpecVersion)
 	sort          []sortKey
+	order         *iceberg.SortOrder // the client's, source ids as the columns'; nil: unsorted
 	properties    map[string]string
 	formatVersion int // 0: the catalog's default (2)
 
@@ -87,20 +89,35 @@ func planTable(ns Namespace, name, location string, schema *iceberg.Schema, spec
 		s.Fields = slices.Clone(s.Fields)
 		for i := range s.Fields {
 			s.Fields[i].SourceID = remap(s.Fields[i].SourceID)
+			if reassign {
+				// A create request's spec gets fresh ids, as Iceberg's
+				// TableMetadata.newTableMetadata assigns them.
+				s.Fields[i].FieldID = iceberg.PartitionFieldIDStart + i
+			}
 		}
-		if p.keys, p.truncs, err = duckPartition(&s, top); err != nil {
+		if reassign {
+			s.ID = 0
+		}
+		if p.keys, _, err = duckPartition(&s, top); err != nil {
 			return nil, err
 		}
+		p.spec = &s
 	}
 	if order != nil {
-		o := *order
-		o.Fields = slices.Clone(o.Fields)
+		o := normOrder(*order)
 		for i := range o.Fields {
 			o.Fields[i].SourceID = remap(o.Fields[i].SourceID)
+		}
+		if reassign {
+			o.OrderID = 0
+			if len(o.Fields) > 0 {
+				o.OrderID = 1 // Iceberg's initial sort order id
+			}
 		}
 		if p.sort, err = duckSort(&o, top); err != nil {
 			return nil, err
 		}
+		p.order = &o
 	}
 	for k, v := range props {
 		if err := checkProperty(k); err != nil {
@@ -321,11 +338,31 @@ func (c *Catalog) writeTable(ctx context.Context, tx pgx.Tx, snap *Snapshot, ns 
 			return ducklake.Table{}, err
 		}
 	}
-	if err := c.writeTruncFields(ctx, tx, snap, id, p.truncs); err != nil {
-		return ducklake.Table{}, err
+	// A table id an earlier, failed catalog used must not inherit sidecar
+	// state.
+	for _, tbl := range []string{specTable, partitionFieldTable, sortOrderTable} {
+		if _, err := tx.Exec(ctx, `DELETE FROM `+c.t(tbl)+` WHERE table_id = $1`, id); err != nil {
+			return ducklake.Table{}, fmt.Errorf("clear %s: %w", tbl, err)
+		}
 	}
+	if sv := p.specVersion(); sv != nil {
+		sv.partitionID = p.partitionID
+		if err := c.writeSpec(ctx, tx, snap, id, *sv); err != nil {
+			return ducklake.Table{}, err
+		}
+	}
+	var sortID int64
 	if len(p.sort) > 0 {
 		if err := c.writeSort(ctx, tx, snap, id, p.sort); err != nil {
+			return ducklake.Table{}, err
+		}
+		var err error
+		if sortID, err = c.currentSortID(ctx, tx, snap, id); err != nil {
+			return ducklake.Table{}, err
+		}
+	}
+	if p.order != nil {
+		if err := c.writeOrder(ctx, tx, snap, id, orderVersion{order: *p.order, sortID: sortID}); err != nil {
 			return ducklake.Table{}, err
 		}
 	}
@@ -385,15 +422,21 @@ func (p *tablePlan) metadata(now time.Time) *iceberg.TableMetadata {
 		var first int64 // row lineage: the first row ids are DuckLake's, from 0
 		md.NextRowID = &first
 	}
-	if len(p.keys) > 0 {
-		spec := servedSpec(1, p.keys, topLevel(p.fields))
-		md.PartitionSpecs = append(md.PartitionSpecs, spec)
-		md.DefaultSpecID = 1
-		md.LastPartitionID = iceberg.PartitionFieldIDStart + len(spec.Fields) - 1
+	if sv := p.specVersion(); sv != nil {
+		// Only the client's spec: the ones served beside it are given ids
+		// when the table is committed, and PyIceberg's create transaction
+		// re-adds the default spec and makes "the last added" (the
+		// highest id) the default.
+		md.PartitionSpecs = []iceberg.PartitionSpec{sv.spec}
+		md.DefaultSpecID = sv.spec.ID
+		md.LastPartitionID = iceberg.PartitionFieldIDStart - 1
+		for _, f := range sv.spec.Fields {
+			md.LastPartitionID = max(md.LastPartitionID, f.FieldID)
+		}
 	}
-	if len(p.sort) > 0 {
-		md.SortOrders = append(md.SortOrders, p.sortOrder(1))
-		md.DefaultSortOrderID = 1
+	if p.order != nil && len(p.order.Fields) > 0 {
+		md.SortOrders = append(md.SortOrders, *p.order)
+		md.DefaultSortOrderID = p.order.OrderID
 	}
 	return md
 }
@@ -412,6 +455,20 @@ func (c *Catalog) tableAtPath(ctx context.Context, tx pgx.Tx, schemaID int64, pa
 		return "", fmt.Errorf("check the table path %s: %w", path, err)
 	}
 	return name, nil
+}
+
+// specVersion is the sidecar record of the new table's spec; nil when the
+// client gave none.
+func (p *tablePlan) specVersion() *specVersion {
+	if p.spec == nil {
+		return nil
+	}
+	known := p.known
+	if known == nil {
+		known = []iceberg.PartitionSpec{*p.spec}
+	}
+	v := newSpecVersion(*p.spec, 0, known, nil)
+	return &v
 }
 
 // errNoTable is returned by lookups of a table that does not exist.

@@ -37,9 +37,15 @@
 //	                         docs → ducklake_column_tag "comment" (DuckDB's COMMENT ON COLUMN)
 //	add-spec + default       ducklake_partition_info/_column: identity, bucket(N) (kinds DuckDB hashes
 //	                         as Iceberg), year/month/day/hour (+ the coarser calendar keys DuckLake
-//	                         needs); truncate[W] → sidecar duckicelake_table_partition_field;
+//	                         needs), a new partition only when the keys change; the client's spec
+//	                         (id, field ids, names, truncate[W] fields) → sidecar
+//	                         duckicelake_table_partition_spec/_field, served back as set, with a spec
+//	                         without truncate fields (files whose truncate value their statistics
+//	                         cannot give) and an unpartitioned one (inlined rows) listed beside it;
 //	                         void and timestamptz calendar fields → 501
-//	add-sort-order + default ducklake_sort_info/_expression (plain columns; other transforms → 501)
+//	add-sort-order + default ducklake_sort_info/_expression for plain columns (none for an order with
+//	                         transforms: DuckDB writes unsorted rather than misordered files); the
+//	                         client's order (id, transforms) → sidecar duckicelake_table_sort_order
 //	set/remove-properties    sidecar duckicelake_table_property; duckicelake.* → 403
 //	set-snapshot-ref         main: the snapshot just added (others → 501); tags and branches at
 //	                         existing snapshots → sidecar duckicelake_table_ref; branch writes → 501

@@ -249,6 +249,10 @@ type tableShape struct {
 	top        map[int64]ducklake.Field
 	leaves     map[int64]leaf
 	partitions map[int64]*ducklake.PartitionInfo
+	// specParts maps the spec ids the sidecar records to their DuckLake
+	// partition (0: unpartitioned); other spec ids are DuckLake partition
+	// ids, as catalog/materialize serves partitionings DuckDB set.
+	specParts map[int]int64
 }
 
 func (c *Catalog) shape(ctx context.Context, tx pgx.Tx, snap *Snapshot, t ducklake.Table) (*tableShape, error) {
@@ -278,6 +282,9 @@ func (c *Catalog) shape(ctx context.Context, tx pgx.Tx, snap *Snapshot, t duckla
 	}
 	for i := range specs {
 		sh.partitions[specs[i].ID] = &specs[i]
+	}
+	if sh.specParts, err = c.specPartitions(ctx, tx, t.ID); err != nil {
+		return nil, err
 	}
 	return sh, nil
 }
@@ -348,18 +355,26 @@ func (c *Catalog) applyFiles(ctx context.Context, tx pgx.Tx, snap *Snapshot, t d
 		var partID any
 		var values []*string
 		if len(a.spec.Fields) > 0 {
-			specPart := int64(a.spec.ID)
-			if id, ok := specAlias[a.spec.ID]; ok {
-				specPart = id
+			specPart, ok := specAlias[a.spec.ID]
+			if !ok {
+				specPart, ok = sh.specParts[a.spec.ID]
 			}
-			info := sh.partitions[specPart]
-			if info == nil {
-				return invalid("data file %s is written for partition spec %d, which the table does not have", f.Path, a.spec.ID)
+			if !ok {
+				specPart = int64(a.spec.ID)
 			}
-			if values, err = partitionValues(a.spec, f.Partition, info, sh.top); err != nil {
-				return fmt.Errorf("data file %s: %w", f.Path, err)
+			// A spec of truncate fields only has no DuckLake partition:
+			// its files are unpartitioned there, and catalog/materialize
+			// derives their values from their statistics.
+			if specPart != 0 || !ok {
+				info := sh.partitions[specPart]
+				if info == nil {
+					return invalid("data file %s is written for partition spec %d, which the table does not have", f.Path, a.spec.ID)
+				}
+				if values, err = partitionValues(a.spec, f.Partition, info, sh.top); err != nil {
+					return fmt.Errorf("data file %s: %w", f.Path, err)
+				}
+				partID = info.ID
 			}
-			partID = info.ID
 		}
 		id := snap.fileID()
 		path, rel := relPath(t.Path, f.Path)

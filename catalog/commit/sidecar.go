@@ -14,10 +14,23 @@ const (
 	// propertyTable holds table properties by table id (also created by
 	// the catalog's sidecar migration 1; the definition here is the same).
 	propertyTable = "duckicelake_table_property"
-	// partitionFieldTable holds the truncate[W] fields of a table's
-	// partitioning, versioned like DuckLake rows: DuckLake has no truncate
-	// transform, so the files' values are derived from their statistics.
+	// partitionFieldTable holds every field of the partition spec an
+	// Iceberg client set (field id, name, transform, source), versioned
+	// like DuckLake rows, one row per field at spec_position; the spec
+	// itself is a row of specTable with the same begin_snapshot. DuckLake's
+	// partition keys lose the names and ids and have no truncate transform
+	// (truncate values are derived from the files' statistics). Rows
+	// without a specTable row (field_id NULL) are truncate fields written
+	// before specTable existed; they are not served.
 	partitionFieldTable = "duckicelake_table_partition_field"
+	// specTable holds the client's spec id per version, the DuckLake
+	// partition its keys went to, and the ids of the specs the catalog
+	// serves beside it (see specVersion).
+	specTable = "duckicelake_table_partition_spec"
+	// sortOrderTable holds the sort order an Iceberg client set, versioned,
+	// with its order id and the DuckLake sort written for it (none when it
+	// has transforms DuckLake cannot sort by).
+	sortOrderTable = "duckicelake_table_sort_order"
 	// refTable holds tags and read-only branches other than main.
 	refTable = "duckicelake_table_ref"
 )
@@ -59,6 +72,26 @@ func EnsureSidecar(ctx context.Context, db Beginner, schema string) error {
 			transform      text NOT NULL,
 			name           text NOT NULL,
 			PRIMARY KEY (table_id, begin_snapshot, spec_position)
+		)`,
+		`ALTER TABLE ` + qs + `.` + partitionFieldTable + ` ADD COLUMN IF NOT EXISTS field_id integer`,
+		`CREATE TABLE IF NOT EXISTS ` + qs + `.` + specTable + ` (
+			table_id              bigint NOT NULL,
+			begin_snapshot        bigint NOT NULL,
+			end_snapshot          bigint,
+			spec_id               integer NOT NULL,
+			partition_id          bigint,
+			plain_spec_id         integer NOT NULL,
+			unpartitioned_spec_id integer NOT NULL,
+			PRIMARY KEY (table_id, begin_snapshot)
+		)`,
+		`CREATE TABLE IF NOT EXISTS ` + qs + `.` + sortOrderTable + ` (
+			table_id       bigint NOT NULL,
+			begin_snapshot bigint NOT NULL,
+			end_snapshot   bigint,
+			order_id       integer NOT NULL,
+			sort_id        bigint,
+			fields         text NOT NULL,
+			PRIMARY KEY (table_id, begin_snapshot)
 		)`,
 		`CREATE TABLE IF NOT EXISTS ` + qs + `.` + refTable + ` (
 			table_id              bigint NOT NULL,

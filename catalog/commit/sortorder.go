@@ -2,6 +2,7 @@ package commit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -20,21 +21,29 @@ type sortKey struct {
 	nullsFirst bool
 }
 
-// duckSort translates an Iceberg sort order: DuckLake sorts by plain
-// top-level columns only.
+// duckSort translates an Iceberg sort order into DuckLake sort keys.
+// DuckLake sorts by plain top-level columns only: an order with a
+// transform (bucket[16](id), day(ts)…) gets no keys, so DuckDB writes
+// unsorted files rather than files in some other order, and the order
+// itself lives in the sidecar (sortOrderTable).
 func duckSort(order *iceberg.SortOrder, columns map[int64]ducklake.Field) ([]sortKey, error) {
 	if order == nil {
 		return nil, nil
 	}
 	var out []sortKey
+	plain := true
 	for _, f := range order.Fields {
 		src, ok := columns[int64(f.SourceID)]
 		if !ok {
 			return nil, invalid("sort field: source column %d is not a top-level column of the table", f.SourceID)
 		}
-		if f.Transform.Kind != iceberg.TransformIdentity {
-			return nil, unsupported("sort by %s(%s): DuckLake sorts by plain columns only", f.Transform, src.Name)
+		if src.Type.Kind.Nested() {
+			return nil, invalid("sort field: source column %q is %s, not a primitive", src.Name, src.Type.Kind)
 		}
+		if _, err := f.Transform.ResultType(icebergPrimitive(src)); err != nil {
+			return nil, invalid("sort by %s(%s): %v", f.Transform, src.Name, err)
+		}
+		plain = plain && f.Transform.Kind == iceberg.TransformIdentity
 		k := sortKey{column: src.ID, expression: sqlName(src.Name)}
 		switch f.Direction {
 		case "asc", "":
@@ -52,7 +61,24 @@ func duckSort(order *iceberg.SortOrder, columns map[int64]ducklake.Field) ([]sor
 		}
 		out = append(out, k)
 	}
+	if !plain {
+		return nil, nil
+	}
 	return out, nil
+}
+
+// normOrder spells an order's defaults out, as it is stored and served.
+func normOrder(o iceberg.SortOrder) iceberg.SortOrder {
+	o.Fields = slices.Clone(o.Fields)
+	for i := range o.Fields {
+		if o.Fields[i].Direction == "" {
+			o.Fields[i].Direction = "asc"
+		}
+		if o.Fields[i].NullOrder == "" {
+			o.Fields[i].NullOrder = "nulls-last"
+		}
+	}
+	return o
 }
 
 // sqlName writes a column name as a SQL expression: bare when DuckDB
@@ -68,25 +94,6 @@ func sqlName(name string) string {
 		return name
 	}
 	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
-}
-
-func (p *tablePlan) sortOrder(id int) iceberg.SortOrder {
-	o := iceberg.SortOrder{OrderID: id}
-	for _, k := range p.sort {
-		o.Fields = append(o.Fields, sortField(k))
-	}
-	return o
-}
-
-func sortField(k sortKey) iceberg.SortField {
-	f := iceberg.SortField{Transform: iceberg.Identity, SourceID: int(k.column), Direction: "asc", NullOrder: "nulls-last"}
-	if k.desc {
-		f.Direction = "desc"
-	}
-	if k.nullsFirst {
-		f.NullOrder = "nulls-first"
-	}
-	return f
 }
 
 // writeSort stores a sort order for table tableID beginning at the
@@ -141,25 +148,58 @@ func (c *Catalog) currentSort(ctx context.Context, tx pgx.Tx, snap *Snapshot, ta
 	return out, len(out) > 0, nil
 }
 
-// replaceSort ends the table's current sort order and stores keys (none:
-// unsorted), unless they are what it already has.
-func (c *Catalog) replaceSort(ctx context.Context, tx pgx.Tx, snap *Snapshot, tableID int64, keys []sortKey, columns map[int64]ducklake.Field) (bool, error) {
+// replaceSort makes order the table's sort order unless it already is:
+// DuckLake's sort (as ALTER TABLE … SET SORTED BY writes it; none for an
+// order with transforms) and the sidecar's record of the client's order.
+func (c *Catalog) replaceSort(ctx context.Context, tx pgx.Tx, snap *Snapshot, tableID int64, order iceberg.SortOrder, keys []sortKey, columns map[int64]ducklake.Field) (bool, error) {
 	cur, _, err := c.currentSort(ctx, tx, snap, tableID, columns)
 	if err != nil {
 		return false, err
 	}
-	if slices.Equal(cur, keys) {
-		return false, nil
-	}
-	if _, err := tx.Exec(ctx, `UPDATE `+c.t("ducklake_sort_info")+` SET end_snapshot = $1 WHERE table_id = $2 AND end_snapshot IS NULL`, snap.ID, tableID); err != nil {
-		return false, fmt.Errorf("end the sort order of table %d: %w", tableID, err)
-	}
-	if len(keys) > 0 {
-		if err := c.writeSort(ctx, tx, snap, tableID, keys); err != nil {
-			return false, err
+	changed := false
+	if !slices.Equal(cur, keys) {
+		if _, err := tx.Exec(ctx, `UPDATE `+c.t("ducklake_sort_info")+` SET end_snapshot = $1 WHERE table_id = $2 AND end_snapshot IS NULL`, snap.ID, tableID); err != nil {
+			return false, fmt.Errorf("end the sort order of table %d: %w", tableID, err)
 		}
+		if len(keys) > 0 {
+			if err := c.writeSort(ctx, tx, snap, tableID, keys); err != nil {
+				return false, err
+			}
+		}
+		changed = true
+	}
+	sortID, err := c.currentSortID(ctx, tx, snap, tableID)
+	if err != nil {
+		return false, err
+	}
+	v := orderVersion{order: normOrder(order), sortID: sortID}
+	prev, err := c.currentOrder(ctx, tx, snap, tableID)
+	if err != nil {
+		return false, err
+	}
+	if prev != nil && prev.sortID == v.sortID && prev.order.OrderID == v.order.OrderID && slices.Equal(prev.order.Fields, v.order.Fields) {
+		return changed, nil
+	}
+	if err := c.writeOrder(ctx, tx, snap, tableID, v); err != nil {
+		return false, err
 	}
 	return true, nil
+}
+
+// currentSortID is the id of the table's DuckLake sort live at the
+// snapshot being written (this one's included), 0 for none.
+func (c *Catalog) currentSortID(ctx context.Context, tx pgx.Tx, snap *Snapshot, tableID int64) (int64, error) {
+	var id int64
+	err := tx.QueryRow(ctx, `SELECT sort_id FROM `+c.t("ducklake_sort_info")+`
+		WHERE table_id = $1 AND begin_snapshot <= $2 AND (end_snapshot IS NULL OR end_snapshot > $2)
+		ORDER BY begin_snapshot DESC LIMIT 1`, tableID, snap.ID).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read the sort order of table %d: %w", tableID, err)
+	}
+	return id, nil
 }
 
 // setProperties applies property updates and removals to the sidecar.
@@ -180,21 +220,6 @@ func (c *Catalog) setProperties(ctx context.Context, tx pgx.Tx, tableID int64, u
 		if _, err := tx.Exec(ctx, `INSERT INTO `+c.t(propertyTable)+` (table_id, key, value) VALUES ($1, $2, $3)
 			ON CONFLICT (table_id, key) DO UPDATE SET value = excluded.value`, tableID, k, updates[k]); err != nil {
 			return fmt.Errorf("set table property: %w", err)
-		}
-	}
-	return nil
-}
-
-// writeTruncFields stores the truncate fields of a partitioning beginning
-// at the snapshot (the previous ones end there).
-func (c *Catalog) writeTruncFields(ctx context.Context, tx pgx.Tx, snap *Snapshot, tableID int64, fields []truncField) error {
-	if _, err := tx.Exec(ctx, `UPDATE `+c.t(partitionFieldTable)+` SET end_snapshot = $1 WHERE table_id = $2 AND end_snapshot IS NULL`, snap.ID, tableID); err != nil {
-		return fmt.Errorf("end truncate partition fields: %w", err)
-	}
-	for _, f := range fields {
-		if _, err := tx.Exec(ctx, `INSERT INTO `+c.t(partitionFieldTable)+` (table_id, begin_snapshot, end_snapshot, spec_position, column_id, transform, name)
-			VALUES ($1, $2, NULL, $3, $4, $5, $6)`, tableID, snap.ID, f.position, f.column, iceberg.Truncate(f.width).String(), f.name); err != nil {
-			return fmt.Errorf("insert truncate partition field %q: %w", f.name, err)
 		}
 	}
 	return nil

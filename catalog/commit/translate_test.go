@@ -403,3 +403,77 @@ func TestOwnChange(t *testing.T) {
 		}
 	}
 }
+func TestNewSpecVersion(t *testing.T) {
+	pf := func(src, id int, tr iceberg.Transform, name string) iceberg.PartitionField {
+		return iceberg.PartitionField{SourceID: src, FieldID: id, Name: name, Transform: tr}
+	}
+	bucket := pf(1, 1000, iceberg.Bucket(16), "shard")
+	trunc := pf(2, 1001, iceberg.Truncate(2), "prefix")
+	spec := func(id int, fs ...iceberg.PartitionField) iceberg.PartitionSpec {
+		return iceberg.PartitionSpec{ID: id, Fields: fs}
+	}
+	for _, c := range []struct {
+		name                string
+		spec                iceberg.PartitionSpec
+		known               []iceberg.PartitionSpec
+		prev                *specVersion
+		wantPlain, wantUnpt int
+	}{
+		// A table created unpartitioned: spec 0 serves inlined rows too.
+		{"unpartitioned", spec(0), []iceberg.PartitionSpec{spec(0)}, nil, 0, 0},
+		// Created partitioned: an unpartitioned spec above every known id.
+		{"bucket", spec(0, bucket), []iceberg.PartitionSpec{spec(0, bucket)}, nil, 0, 1},
+		{"bucket and truncate", spec(0, bucket, trunc), []iceberg.PartitionSpec{spec(0, bucket, trunc)}, nil, 2, 1},
+		// The plain spec is one the client already has.
+		{"plain known", spec(3, bucket, trunc), []iceberg.PartitionSpec{spec(0), spec(2, bucket), spec(3, bucket, trunc)}, nil, 2, 0},
+		{"truncate only", spec(4, trunc), []iceberg.PartitionSpec{spec(4, trunc)}, nil, 5, 5},
+		// Once allocated, the unpartitioned spec stays, and new ids go
+		// above the previous version's.
+		{"keeps unpartitioned", spec(5, bucket, trunc), []iceberg.PartitionSpec{spec(0, bucket), spec(5, bucket, trunc)},
+			&specVersion{spec: spec(0, bucket), plainID: 0, unpartitionedID: 7}, 0, 7},
+		{"above previous", spec(1, pf(1, 1002, iceberg.Identity, "id"), trunc), []iceberg.PartitionSpec{spec(1, pf(1, 1002, iceberg.Identity, "id"), trunc)},
+			&specVersion{spec: spec(0, bucket), plainID: 0, unpartitionedID: 4}, 5, 4},
+	} {
+		v := newSpecVersion(c.spec, 9, c.known, c.prev)
+		if v.plainID != c.wantPlain || v.unpartitionedID != c.wantUnpt || v.partitionID != 9 || v.spec.ID != c.spec.ID {
+			t.Errorf("%s: plain %d unpartitioned %d, want %d %d", c.name, v.plainID, v.unpartitionedID, c.wantPlain, c.wantUnpt)
+		}
+		if !v.equal(&v) || v.equal(nil) {
+			t.Errorf("%s: equal", c.name)
+		}
+	}
+}
+
+func TestDuckSort(t *testing.T) {
+	top := duckFields(t,
+		ducklake.Column{ID: 1, Order: 1, Name: "id", Type: "int64"},
+		ducklake.Column{ID: 2, Order: 2, Name: "Name", Type: "varchar"},
+	)
+	sf := func(src int, tr iceberg.Transform, dir, nulls string) iceberg.SortField {
+		return iceberg.SortField{SourceID: src, Transform: tr, Direction: dir, NullOrder: nulls}
+	}
+	order := func(fs ...iceberg.SortField) *iceberg.SortOrder { return &iceberg.SortOrder{OrderID: 1, Fields: fs} }
+	keys, err := duckSort(order(sf(1, iceberg.Identity, "desc", "nulls-first"), sf(2, iceberg.Identity, "", "")), top)
+	if err != nil || !reflect.DeepEqual(keys, []sortKey{{1, "id", true, true}, {2, `"Name"`, false, false}}) {
+		t.Errorf("plain order: %+v %v", keys, err)
+	}
+	// A transform DuckLake cannot sort by: no DuckLake keys at all (a
+	// sort by id alone would be another order), the order is accepted.
+	keys, err = duckSort(order(sf(1, iceberg.Bucket(16), "asc", "nulls-last"), sf(1, iceberg.Identity, "asc", "nulls-last")), top)
+	if err != nil || keys != nil {
+		t.Errorf("bucket order: %+v %v", keys, err)
+	}
+	for name, o := range map[string]*iceberg.SortOrder{
+		"unknown column":  order(sf(9, iceberg.Identity, "asc", "nulls-last")),
+		"day of a string": order(sf(2, iceberg.Day, "asc", "nulls-last")),
+		"bad direction":   order(sf(1, iceberg.Identity, "up", "nulls-last")),
+		"bad null order":  order(sf(1, iceberg.Truncate(4), "asc", "nulls-middle")),
+	} {
+		if _, err := duckSort(o, top); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", name, err)
+		}
+	}
+	if o := normOrder(*order(sf(1, iceberg.Bucket(16), "", ""))); o.Fields[0].Direction != "asc" || o.Fields[0].NullOrder != "nulls-last" {
+		t.Errorf("normOrder: %+v", o)
+	}
+}

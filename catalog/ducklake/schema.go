@@ -294,6 +294,51 @@ CREATE OR REPLACE FUNCTION %[1]s.duckicelake_snapshot_notify() RETURNS trigger L
 DROP TRIGGER IF EXISTS duckicelake_snapshot_notify ON %[1]s.ducklake_snapshot;
 CREATE TRIGGER duckicelake_snapshot_notify AFTER INSERT ON %[1]s.ducklake_snapshot
 	FOR EACH ROW EXECUTE FUNCTION %[1]s.duckicelake_snapshot_notify();`},
+	// What Iceberg commits keep beside DuckLake's rows (catalog/commit,
+	// which also creates these with EnsureSidecar, hence IF NOT EXISTS):
+	// partition specs with their field names and ids, sort orders with
+	// their ids and transforms, tags and branches.
+	{3, `
+CREATE TABLE IF NOT EXISTS %[1]s.duckicelake_table_partition_field (
+	table_id       bigint NOT NULL,
+	begin_snapshot bigint NOT NULL,
+	end_snapshot   bigint,
+	spec_position  integer NOT NULL,
+	column_id      bigint NOT NULL,
+	transform      text NOT NULL,
+	name           text NOT NULL,
+	PRIMARY KEY (table_id, begin_snapshot, spec_position)
+);
+ALTER TABLE %[1]s.duckicelake_table_partition_field ADD COLUMN IF NOT EXISTS field_id integer;
+CREATE TABLE IF NOT EXISTS %[1]s.duckicelake_table_partition_spec (
+	table_id              bigint NOT NULL,
+	begin_snapshot        bigint NOT NULL,
+	end_snapshot          bigint,
+	spec_id               integer NOT NULL,
+	partition_id          bigint,
+	plain_spec_id         integer NOT NULL,
+	unpartitioned_spec_id integer NOT NULL,
+	PRIMARY KEY (table_id, begin_snapshot)
+);
+CREATE TABLE IF NOT EXISTS %[1]s.duckicelake_table_sort_order (
+	table_id       bigint NOT NULL,
+	begin_snapshot bigint NOT NULL,
+	end_snapshot   bigint,
+	order_id       integer NOT NULL,
+	sort_id        bigint,
+	fields         text NOT NULL,
+	PRIMARY KEY (table_id, begin_snapshot)
+);
+CREATE TABLE IF NOT EXISTS %[1]s.duckicelake_table_ref (
+	table_id              bigint NOT NULL,
+	name                  text NOT NULL,
+	ref_type              text NOT NULL CHECK (ref_type IN ('branch', 'tag')),
+	snapshot_id           bigint NOT NULL,
+	max_ref_age_ms        bigint,
+	max_snapshot_age_ms   bigint,
+	min_snapshots_to_keep integer,
+	PRIMARY KEY (table_id, name)
+);`},
 }
 
 // SidecarVersion is the newest sidecar migration this build knows.

@@ -97,9 +97,7 @@ type builder struct {
 	location, metaDir, inlinedDir string
 
 	schemas   []schemaVersion
-	specs     map[int64]*mappedSpec
-	specList  []iceberg.PartitionSpec
-	lastPart  int
+	specs     *specPlan
 	lastCol   int
 	items     []*item
 	bad       []span  // snapshots that cannot be expressed
@@ -320,8 +318,14 @@ func (b *builder) buildSpecs() error {
 			infos = append(infos, p)
 		}
 	}
+	var clients []SpecVersion
+	for _, v := range b.h.Extras.Specs {
+		if v.Begin <= b.snap {
+			clients = append(clients, v)
+		}
+	}
 	var err error
-	b.specs, b.specList, b.lastPart, err = mapPartitions(infos, b.fieldsAt, b.version)
+	b.specs, err = planSpecs(infos, clients, b.fieldsAt, b.version)
 	return err
 }
 
@@ -345,11 +349,11 @@ func (b *builder) dataItems() error {
 		if err := checkFile(f.Path, f.Format, f.EncryptionKey); err != nil {
 			return err
 		}
-		ms := b.specs[f.PartitionID]
+		ms := b.specs.forFile(f.PartitionID, f.Begin)
 		if ms == nil {
 			return fmt.Errorf("data file %d names partition %d, which the table never had", f.ID, f.PartitionID)
 		}
-		part, err := ms.partitionTuple(f.PartitionValues)
+		ms, part, err := ms.tuple(f.PartitionValues, stats[f.ID])
 		if err != nil {
 			return fmt.Errorf("data file %d (%s): %w", f.ID, f.Path, err)
 		}
@@ -370,7 +374,7 @@ func (b *builder) dataItems() error {
 			}
 			fileMetrics(df, stats[f.ID], sv.schema, leaves)
 		}
-		b.add(begin, end, f.Begin, int(f.PartitionID), df)
+		b.add(begin, end, f.Begin, ms.spec.ID, df)
 	}
 	return nil
 }
@@ -646,7 +650,7 @@ func (b *builder) inlinedBatch(d ducklake.InlinedData, rows []ducklake.InlinedRo
 		df.FirstRowID = &rowID
 	}
 	rowMetrics(df, d.Columns, schema, rows)
-	target := &item{begin: begin, end: end, seq: insert, specID: unpartitionedSpecID, file: df}
+	target := &item{begin: begin, end: end, seq: insert, specID: b.specs.unpartitioned.spec.ID, file: df}
 	b.items = append(b.items, target)
 
 	type del struct{ snap, pos int64 }

@@ -1,7 +1,9 @@
 package materialize
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -25,6 +27,23 @@ type Extras struct {
 	// Refs are tags and read-only branches besides main (sidecar
 	// duckicelake_table_ref), by name.
 	Refs map[string]iceberg.SnapshotRef
+	// Specs are the partition specs Iceberg clients set (sidecar
+	// duckicelake_table_partition_spec and _field), oldest first.
+	Specs []SpecVersion
+	// Orders are the sort orders Iceberg clients set (sidecar
+	// duckicelake_table_sort_order), oldest first; they are served with
+	// the client's order ids and transforms.
+	Orders []OrderVersion
+}
+
+// OrderVersion is a sort order an Iceberg client made the default, with
+// the snapshots it was the default in and the DuckLake sort written for it
+// (SortID, 0 for none: DuckLake cannot sort by transforms). While that
+// DuckLake sort is current, the client's order is.
+type OrderVersion struct {
+	Begin, End int64
+	Order      iceberg.SortOrder
+	SortID     int64
 }
 
 // SortVersion is a sort order with the snapshots it was current in.
@@ -37,7 +56,12 @@ type SortVersion struct {
 	Expressions []string
 }
 
-const refTable = "duckicelake_table_ref"
+const (
+	refTable            = "duckicelake_table_ref"
+	specTable           = "duckicelake_table_partition_spec"
+	partitionFieldTable = "duckicelake_table_partition_field"
+	sortOrderTable      = "duckicelake_table_sort_order"
+)
 
 // extras reads the table's Extras up to snapshot snap.
 func (s *PGSource) extras(ctx context.Context, h *History, snap int64) error {
@@ -91,6 +115,12 @@ func (s *PGSource) extras(ctx context.Context, h *History, snap int64) error {
 	}); err != nil {
 		return fmt.Errorf("read sort orders: %w", err)
 	}
+	if err := s.clientSpecs(ctx, h, snap); err != nil {
+		return err
+	}
+	if err := s.clientOrders(ctx, h, snap); err != nil {
+		return err
+	}
 	refs, err := s.exists(ctx, refTable)
 	if err != nil || !refs {
 		return err
@@ -123,6 +153,194 @@ func (s *PGSource) extras(ctx context.Context, h *History, snap int64) error {
 	return nil
 }
 
+// clientSpecs reads the partition specs Iceberg clients set.
+func (s *PGSource) clientSpecs(ctx context.Context, h *History, snap int64) error {
+	ok, err := s.exists(ctx, specTable)
+	if err != nil || !ok {
+		return err
+	}
+	rows, err := s.db.Query(ctx, `SELECT begin_snapshot, coalesce(end_snapshot, 0), spec_id, coalesce(partition_id, 0), plain_spec_id, unpartitioned_spec_id
+		FROM `+s.t(specTable)+` WHERE table_id = $1 AND begin_snapshot <= $2 ORDER BY begin_snapshot`, h.Table.ID, snap)
+	if err != nil {
+		return fmt.Errorf("read partition specs: %w", err)
+	}
+	var v SpecVersion
+	if _, err := pgx.ForEachRow(rows, []any{&v.Begin, &v.End, &v.Spec.ID, &v.PartitionID, &v.PlainID, &v.UnpartitionedID}, func() error {
+		h.Extras.Specs = append(h.Extras.Specs, v)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("read partition specs: %w", err)
+	}
+	if len(h.Extras.Specs) == 0 {
+		return nil
+	}
+	rows, err = s.db.Query(ctx, `SELECT begin_snapshot, field_id, column_id, transform, name FROM `+s.t(partitionFieldTable)+`
+		WHERE table_id = $1 AND begin_snapshot <= $2 AND field_id IS NOT NULL ORDER BY begin_snapshot, spec_position`, h.Table.ID, snap)
+	if err != nil {
+		return fmt.Errorf("read partition fields: %w", err)
+	}
+	byBegin := map[int64]*SpecVersion{}
+	for i := range h.Extras.Specs {
+		byBegin[h.Extras.Specs[i].Begin] = &h.Extras.Specs[i]
+	}
+	var (
+		begin, col int64
+		fieldID    int
+		tr, name   string
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&begin, &fieldID, &col, &tr, &name}, func() error {
+		t, err := iceberg.ParseTransform(tr)
+		if err != nil {
+			return err
+		}
+		if v := byBegin[begin]; v != nil {
+			v.Spec.Fields = append(v.Spec.Fields, iceberg.PartitionField{SourceID: int(col), FieldID: fieldID, Name: name, Transform: t})
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("read partition fields: %w", err)
+	}
+	return nil
+}
+
+// clientOrders reads the sort orders Iceberg clients set.
+func (s *PGSource) clientOrders(ctx context.Context, h *History, snap int64) error {
+	ok, err := s.exists(ctx, sortOrderTable)
+	if err != nil || !ok {
+		return err
+	}
+	rows, err := s.db.Query(ctx, `SELECT begin_snapshot, coalesce(end_snapshot, 0), order_id, coalesce(sort_id, 0), fields
+		FROM `+s.t(sortOrderTable)+` WHERE table_id = $1 AND begin_snapshot <= $2 ORDER BY begin_snapshot`, h.Table.ID, snap)
+	if err != nil {
+		return fmt.Errorf("read sort orders: %w", err)
+	}
+	var (
+		v      OrderVersion
+		fields string
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&v.Begin, &v.End, &v.Order.OrderID, &v.SortID, &fields}, func() error {
+		v.Order.Fields = nil
+		if err := json.Unmarshal([]byte(fields), &v.Order.Fields); err != nil {
+			return fmt.Errorf("sort order %d: %w", v.Order.OrderID, err)
+		}
+		h.Extras.Orders = append(h.Extras.Orders, v)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("read sort orders: %w", err)
+	}
+	return nil
+}
+
+// applyOrders lists the table's sort orders up to the horizon in the order
+// they appeared: the orders clients set, with their ids, and the sorts
+// DuckDB set (SET SORTED BY) that are no client's, under their DuckLake
+// sort id (or, should a client have used that id, the next free one).
+// Orders by columns the current schema lacks cannot be listed. The
+// default is the client's order while the DuckLake sort written for it is
+// current, else the current DuckLake sort.
+func (b *builder) applyOrders(md *iceberg.TableMetadata, schema *iceberg.Schema) {
+	e := &b.h.Extras
+	byName := map[string]int{}
+	for _, f := range schema.Fields {
+		byName[f.Name] = f.ID
+		byName[`"`+strings.ReplaceAll(f.Name, `"`, `""`)+`"`] = f.ID
+	}
+	linked := map[int64]bool{}
+	for _, v := range e.Orders {
+		if v.Begin <= b.snap && v.SortID != 0 {
+			linked[v.SortID] = true
+		}
+	}
+	type event struct {
+		begin  int64
+		client *OrderVersion
+		duck   *SortVersion
+	}
+	var events []event
+	for i, v := range e.Orders {
+		if v.Begin <= b.snap {
+			events = append(events, event{begin: v.Begin, client: &e.Orders[i]})
+		}
+	}
+	for i, sv := range e.SortOrders {
+		if sv.Begin <= b.snap && !linked[int64(sv.Order.OrderID)] {
+			events = append(events, event{begin: sv.Begin, duck: &e.SortOrders[i]})
+		}
+	}
+	slices.SortStableFunc(events, func(a, b event) int { return cmp.Compare(a.begin, b.begin) })
+	listed := map[int]bool{}
+	for _, o := range md.SortOrders {
+		listed[o.OrderID] = true
+	}
+	list := func(o iceberg.SortOrder) {
+		if !listed[o.OrderID] {
+			listed[o.OrderID] = true
+			md.SortOrders = append(md.SortOrders, o)
+		}
+	}
+	served := map[*SortVersion]int{}
+	for _, ev := range events {
+		if v := ev.client; v != nil {
+			ok := true
+			for _, f := range v.Order.Fields {
+				ok = ok && schema.FindField(f.SourceID) != nil
+			}
+			if ok {
+				list(v.Order)
+			}
+			continue
+		}
+		sv := ev.duck
+		o := sv.Order
+		o.Fields = slices.Clone(o.Fields)
+		ok := true
+		for i, expr := range sv.Expressions {
+			id, found := byName[expr]
+			ok = ok && found
+			o.Fields[i].SourceID = id
+		}
+		if !ok {
+			continue // an expression DuckDB may sort by, which Iceberg cannot name
+		}
+		if listed[o.OrderID] {
+			next := 0
+			for id := range listed {
+				next = max(next, id+1)
+			}
+			o.OrderID = next
+		}
+		served[sv] = o.OrderID
+		list(o)
+	}
+	var current int64
+	for _, sv := range e.SortOrders {
+		if sv.Begin <= b.snap && (sv.End == 0 || sv.End > b.snap) {
+			current = int64(sv.Order.OrderID)
+		}
+	}
+	for i := len(e.Orders) - 1; i >= 0; i-- {
+		v := e.Orders[i]
+		if v.Begin <= b.snap && (v.End == 0 || v.End > b.snap) && v.SortID == current && listed[v.Order.OrderID] {
+			md.DefaultSortOrderID = v.Order.OrderID
+			return
+		}
+	}
+	for i := range e.SortOrders {
+		sv := &e.SortOrders[i]
+		if id, ok := served[sv]; ok && int64(sv.Order.OrderID) == current {
+			md.DefaultSortOrderID = id
+			return
+		}
+	}
+	// The current DuckLake sort was written for an earlier client order.
+	for i := len(e.Orders) - 1; i >= 0 && current != 0; i-- {
+		if v := e.Orders[i]; v.Begin <= b.snap && v.SortID == current && listed[v.Order.OrderID] {
+			md.DefaultSortOrderID = v.Order.OrderID
+			return
+		}
+	}
+}
+
 // applyExtras puts the table's properties, sort orders and refs into md:
 // sort orders whose expressions are plain columns of the current schema,
 // refs to snapshots md has.
@@ -139,31 +357,7 @@ func (b *builder) applyExtras(md *iceberg.TableMetadata, schema *iceberg.Schema)
 			md.Properties[k] = v
 		}
 	}
-	byName := map[string]int{}
-	for _, f := range schema.Fields {
-		byName[f.Name] = f.ID
-		byName[`"`+strings.ReplaceAll(f.Name, `"`, `""`)+`"`] = f.ID
-	}
-	for _, sv := range e.SortOrders {
-		if sv.Begin > b.snap {
-			continue
-		}
-		o := sv.Order
-		o.Fields = slices.Clone(o.Fields)
-		ok := true
-		for i, expr := range sv.Expressions {
-			id, found := byName[expr]
-			ok = ok && found
-			o.Fields[i].SourceID = id
-		}
-		if !ok {
-			continue // an expression DuckDB may sort by, which Iceberg cannot name
-		}
-		md.SortOrders = append(md.SortOrders, o)
-		if sv.End == 0 || sv.End > b.snap {
-			md.DefaultSortOrderID = o.OrderID
-		}
-	}
+	b.applyOrders(md, schema)
 	names := slices.Sorted(maps.Keys(e.Refs))
 	for _, name := range names {
 		r := e.Refs[name]

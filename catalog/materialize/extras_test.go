@@ -52,3 +52,53 @@ func TestBuildExtras(t *testing.T) {
 		t.Errorf("default sort order at snapshot 4: %d", out.Metadata.DefaultSortOrderID)
 	}
 }
+
+// TestClientOrders: orders clients set are served with their ids and
+// transforms, and are the default while the DuckLake sort written for
+// them (none for a transform) is current; a later DuckDB SET SORTED BY
+// takes over, under its sort id or, should a client have used it, the next
+// free one.
+func TestClientOrders(t *testing.T) {
+	h := eventsHistory()
+	asc := iceberg.SortField{Transform: iceberg.Identity, Direction: "asc", NullOrder: "nulls-last"}
+	bucket := iceberg.SortField{Transform: iceberg.Bucket(16), SourceID: 1, Direction: "asc", NullOrder: "nulls-last"}
+	id := asc
+	id.SourceID = 1
+	h.Extras = Extras{
+		SortOrders: []SortVersion{
+			{Begin: 3, End: 4, Order: iceberg.SortOrder{OrderID: 40, Fields: []iceberg.SortField{asc}}, Expressions: []string{"id"}},
+			{Begin: 5, Order: iceberg.SortOrder{OrderID: 2, Fields: []iceberg.SortField{asc}}, Expressions: []string{"cat"}},
+		},
+		Orders: []OrderVersion{
+			{Begin: 2, End: 3, Order: iceberg.SortOrder{OrderID: 1, Fields: []iceberg.SortField{bucket, id}}},
+			{Begin: 3, End: 4, Order: iceberg.SortOrder{OrderID: 2, Fields: []iceberg.SortField{id}}, SortID: 40},
+			{Begin: 4, Order: iceberg.SortOrder{OrderID: 1, Fields: []iceberg.SortField{bucket, id}}},
+		},
+	}
+	for _, c := range []struct {
+		snap    int64
+		orders  string
+		current int
+	}{
+		{2, "[0 1]", 1},
+		{3, "[0 1 2]", 2},
+		{4, "[0 1 2]", 1},
+		// DuckDB's sort 2 collides with the client's order 2: served as 3.
+		{6, "[0 1 2 3]", 3},
+	} {
+		out, err := Build(h, c.snap, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []int
+		for _, o := range out.Metadata.SortOrders {
+			ids = append(ids, o.OrderID)
+			if o.OrderID == 1 && fmt.Sprint(o.Fields) != "[{bucket[16] 1 asc nulls-last} {identity 1 asc nulls-last}]" {
+				t.Errorf("snapshot %d: order 1 %v", c.snap, o.Fields)
+			}
+		}
+		if fmt.Sprint(ids) != c.orders || out.Metadata.DefaultSortOrderID != c.current {
+			t.Errorf("snapshot %d: orders %v default %d, want %s %d", c.snap, ids, out.Metadata.DefaultSortOrderID, c.orders, c.current)
+		}
+	}
+}

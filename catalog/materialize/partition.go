@@ -19,12 +19,13 @@ const unpartitionedSpecID = 0
 type fieldRule uint8
 
 const (
-	rulePass  fieldRule = iota // identity or bucket: the DuckLake value as is
-	ruleYear                   // calendar year → years since 1970
-	ruleMonth                  // + year key → months since 1970-01
-	ruleDay                    // + year, month keys → days since 1970-01-01
-	ruleHour                   // + year, month, day keys → hours since epoch
-	ruleVoid                   // not expressible: always null, never prunes
+	rulePass     fieldRule = iota // identity or bucket: the DuckLake value as is
+	ruleYear                      // calendar year → years since 1970
+	ruleMonth                     // + year key → months since 1970-01
+	ruleDay                       // + year, month keys → days since 1970-01-01
+	ruleHour                      // + year, month, day keys → hours since epoch
+	ruleVoid                      // not expressible: always null, never prunes
+	ruleTruncate                  // truncate[W], derived from the file's statistics
 )
 
 type mappedField struct {
@@ -34,6 +35,9 @@ type mappedField struct {
 	key        int // position of the field's own key
 	year       int // key positions of the coarser keys on the same column
 	month, day int
+	column     int64 // ruleTruncate: the source column, its type and the transform
+	srcIce     iceberg.Type
+	transform  iceberg.Transform
 }
 
 // mappedSpec is one DuckLake partition spec as an Iceberg spec.
@@ -41,6 +45,9 @@ type mappedSpec struct {
 	spec   iceberg.PartitionSpec
 	fields []mappedField // like spec.Fields
 	keys   int           // DuckLake keys; a calendar key a finer one implies has no field
+	// plain serves the files whose truncate values cannot be derived: the
+	// spec without its truncate fields. nil when there are none.
+	plain *mappedSpec
 }
 
 // bucketCompatible lists the source kinds whose DuckLake bucket(N) values
@@ -58,99 +65,74 @@ var bucketCompatible = map[ducklake.Kind]bool{
 // equivalent field (same source, transform and name), as the spec requires.
 // columnsAt returns the table's fields at a snapshot (for names and types).
 func mapPartitions(infos []ducklake.PartitionInfo, columnsAt func(int64) ([]ducklake.Field, error), formatVersion int) (map[int64]*mappedSpec, []iceberg.PartitionSpec, int, error) {
-	byID := map[int64]*mappedSpec{unpartitionedSpecID: {spec: iceberg.PartitionSpec{ID: unpartitionedSpecID}}}
-	specs := []iceberg.PartitionSpec{byID[unpartitionedSpecID].spec}
-	type fieldKey struct {
-		source    int
-		transform iceberg.Transform
-		name      string
+	p, err := planSpecs(infos, nil, columnsAt, formatVersion)
+	if err != nil {
+		return nil, nil, 0, err
 	}
-	ids := map[fieldKey]int{}
-	lastID := iceberg.PartitionFieldIDStart - 1
-	for _, info := range infos {
-		fields, err := columnsAt(info.Begin)
+	byID := map[int64]*mappedSpec{unpartitionedSpecID: p.unpartitioned}
+	for id, ms := range p.duck {
+		byID[id] = ms
+	}
+	return byID, p.list, p.lastID, nil
+}
+
+// mappedKey is one DuckLake partition key as an Iceberg field.
+type mappedKey struct {
+	mf      mappedField
+	tr      iceberg.Transform
+	src     *ducklake.Field
+	srcType iceberg.Type
+	implied bool // a calendar key a finer one on its column stands for
+}
+
+// mapKeys maps the keys of DuckLake partition info (the table's fields
+// as of its begin snapshot).
+func mapKeys(info ducklake.PartitionInfo, fields []ducklake.Field, formatVersion int) ([]mappedKey, error) {
+	// Which key positions hold year/month/day of each column.
+	temporal := map[int64]map[string]int{}
+	for i, c := range info.Columns {
+		if temporal[c.ColumnID] == nil {
+			temporal[c.ColumnID] = map[string]int{}
+		}
+		temporal[c.ColumnID][c.Transform] = i
+	}
+	mapped := make([]mappedKey, len(info.Columns))
+	for i, c := range info.Columns {
+		src := findField(fields, c.ColumnID)
+		if src == nil {
+			return nil, fmt.Errorf("partition %d: column %d is not in the table at snapshot %d", info.ID, c.ColumnID, info.Begin)
+		}
+		srcType, err := IcebergType(*src, formatVersion)
 		if err != nil {
-			return nil, nil, 0, err
+			return nil, fmt.Errorf("partition %d: %w", info.ID, err)
 		}
-		ms := &mappedSpec{spec: iceberg.PartitionSpec{ID: int(info.ID)}}
-		// Which key positions hold year/month/day of each column.
-		temporal := map[int64]map[string]int{}
-		for i, c := range info.Columns {
-			if temporal[c.ColumnID] == nil {
-				temporal[c.ColumnID] = map[string]int{}
-			}
-			temporal[c.ColumnID][c.Transform] = i
+		mf, tr, err := mapField(c, src, srcType, temporal[c.ColumnID])
+		if err != nil {
+			return nil, fmt.Errorf("partition %d key %d: %w", info.ID, i, err)
 		}
-		type mappedKey struct {
-			mf      mappedField
-			tr      iceberg.Transform
-			src     *ducklake.Field
-			srcType iceberg.Type
+		mf.key = i
+		if mf.result, err = tr.ResultType(srcType); err != nil {
+			return nil, fmt.Errorf("partition %d key %d: %w", info.ID, i, err)
 		}
-		mapped := make([]mappedKey, len(info.Columns))
-		for i, c := range info.Columns {
-			src := findField(fields, c.ColumnID)
-			if src == nil {
-				return nil, nil, 0, fmt.Errorf("partition %d: column %d is not in the table at snapshot %d", info.ID, c.ColumnID, info.Begin)
-			}
-			srcType, err := IcebergType(*src, formatVersion)
-			if err != nil {
-				return nil, nil, 0, fmt.Errorf("partition %d: %w", info.ID, err)
-			}
-			mf, tr, err := mapField(c, src, srcType, temporal[c.ColumnID])
-			if err != nil {
-				return nil, nil, 0, fmt.Errorf("partition %d key %d: %w", info.ID, i, err)
-			}
-			mf.key = i
-			mapped[i] = mappedKey{mf, tr, src, srcType}
-		}
-		// DuckLake needs year(ts) beside month(ts) for month(ts) to mean
-		// Iceberg's month; Iceberg refuses the coarser fields as redundant
-		// (PyIceberg will not write under such a spec). The finest calendar
-		// field of a column stands for them: its value is computed from
-		// all of them.
-		implied := func(i int) bool {
-			k := mapped[i]
-			if k.mf.rule < ruleYear || k.mf.rule > ruleDay {
-				return false
-			}
-			for j, o := range mapped {
-				if j != i && info.Columns[j].ColumnID == info.Columns[i].ColumnID && o.mf.rule > k.mf.rule && o.mf.rule <= ruleHour {
-					return true
-				}
-			}
-			return false
-		}
-		ms.keys = len(info.Columns)
-		names := map[string]bool{}
-		for i, c := range info.Columns {
-			if implied(i) {
-				continue
-			}
-			mf, tr, src, srcType := mapped[i].mf, mapped[i].tr, mapped[i].src, mapped[i].srcType
-			var err error
-			name := partitionName(src.Name, c.Transform, tr)
-			for base, n := name, 2; names[name]; n++ {
-				name = base + "_" + strconv.Itoa(n)
-			}
-			names[name] = true
-			key := fieldKey{int(c.ColumnID), tr, name}
-			id, ok := ids[key]
-			if !ok {
-				lastID++
-				id = lastID
-				ids[key] = id
-			}
-			if mf.result, err = tr.ResultType(srcType); err != nil {
-				return nil, nil, 0, fmt.Errorf("partition %d key %d: %w", info.ID, i, err)
-			}
-			ms.fields = append(ms.fields, mf)
-			ms.spec.Fields = append(ms.spec.Fields, iceberg.PartitionField{SourceID: int(c.ColumnID), FieldID: id, Name: name, Transform: tr})
-		}
-		byID[info.ID] = ms
-		specs = append(specs, ms.spec)
+		mapped[i] = mappedKey{mf: mf, tr: tr, src: src, srcType: srcType}
 	}
-	return byID, specs, lastID, nil
+	// DuckLake needs year(ts) beside month(ts) for month(ts) to mean
+	// Iceberg's month; Iceberg refuses the coarser fields as redundant
+	// (PyIceberg will not write under such a spec). The finest calendar
+	// field of a column stands for them: its value is computed from all
+	// of them.
+	for i := range mapped {
+		k := mapped[i]
+		if k.mf.rule < ruleYear || k.mf.rule > ruleDay {
+			continue
+		}
+		for j, o := range mapped {
+			if j != i && info.Columns[j].ColumnID == info.Columns[i].ColumnID && o.mf.rule > k.mf.rule && o.mf.rule <= ruleHour {
+				mapped[i].implied = true
+			}
+		}
+	}
+	return mapped, nil
 }
 
 func findField(fields []ducklake.Field, id int64) *ducklake.Field {

@@ -140,3 +140,84 @@ func TestPartitionFieldIDs(t *testing.T) {
 		t.Error("a non-numeric year was accepted")
 	}
 }
+
+func strp(s string) *string { return &s }
+
+// TestClientSpecs: a spec an Iceberg client set is served with its names,
+// field ids and spec id; its truncate field gets each file's value from the
+// file's statistics when both bounds truncate alike, and otherwise the file
+// is served under the plain spec (never a made-up value). A partitioning
+// DuckDB sets later keeps its partition id and gets field ids above the
+// client's.
+func TestClientSpecs(t *testing.T) {
+	shard := iceberg.PartitionField{SourceID: 1, FieldID: 1000, Name: "shard", Transform: iceberg.Bucket(4)}
+	prefix := iceberg.PartitionField{SourceID: 6, FieldID: 1001, Name: "prefix", Transform: iceberg.Truncate(2)}
+	day := iceberg.PartitionField{SourceID: 2, FieldID: 1002, Name: "when", Transform: iceberg.Day}
+	infos := []ducklake.PartitionInfo{
+		{ID: 3, Begin: 1, End: 5, Columns: pcols("1", "bucket(4)", "2", "year", "2", "month", "2", "day")},
+		{ID: 8, Begin: 5, Columns: pcols("6", "identity")},
+	}
+	clients := []SpecVersion{{Begin: 1, End: 5, Spec: iceberg.PartitionSpec{ID: 0, Fields: []iceberg.PartitionField{shard, prefix, day}},
+		PartitionID: 3, PlainID: 2, UnpartitionedID: 1}}
+	p, err := planSpecs(infos, clients, partitionFields(t), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list []string
+	for _, s := range p.list {
+		list = append(list, fmt.Sprint(s.ID, s.Fields))
+	}
+	want := "[1 [] 0 [{1 1000 shard bucket[4]} {6 1001 prefix truncate[2]} {2 1002 when day}] 2 [{1 1000 shard bucket[4]} {2 1002 when day}] 8 [{6 1003 cat identity}]]"
+	if fmt.Sprint(list) != want || p.lastID != 1003 {
+		t.Errorf("specs %v (last id %d), want %s", list, p.lastID, want)
+	}
+	if d := p.defaultSpec(4, 3); d != 0 {
+		t.Errorf("default at 4: %d", d)
+	}
+	if d := p.defaultSpec(6, 8); d != 8 {
+		t.Errorf("default at 6: %d", d)
+	}
+	if d := p.defaultSpec(6, 0); d != 1 {
+		t.Errorf("default unpartitioned: %d", d)
+	}
+	if ms := p.forFile(0, 2); ms.spec.ID != 1 {
+		t.Errorf("unpartitioned file: spec %d", ms.spec.ID)
+	}
+	stat := func(min, max string, values, nulls int64) []ducklake.FileColumnStats {
+		st := ducklake.FileColumnStats{ColumnID: 6, ValueCount: values, NullCount: nulls}
+		if min != "" {
+			st.Min, st.Max = strp(min), strp(max)
+		}
+		return []ducklake.FileColumnStats{st}
+	}
+	vals := pvals("3", "2024", "3", "5")
+	for _, c := range []struct {
+		name  string
+		stats []ducklake.FileColumnStats
+		spec  int
+		tuple string
+	}{
+		{"one prefix", stat("abc", "abz", 10, 0), 0, "[3 ab 19787]"},
+		{"short values", stat("a", "a", 10, 0), 0, "[3 a 19787]"},
+		{"two prefixes", stat("abz", "acb", 10, 0), 2, "[3 19787]"},
+		{"nulls and values", stat("abc", "abz", 10, 1), 2, "[3 19787]"},
+		{"only nulls", stat("", "", 0, 4), 0, "[3 <nil> 19787]"},
+		{"no statistics", nil, 2, "[3 19787]"},
+		{"unknown null count", stat("abc", "abz", 10, -1), 2, "[3 19787]"},
+	} {
+		ms := p.forFile(3, 2)
+		got, tuple, err := ms.tuple(vals, c.stats)
+		if err != nil || got.spec.ID != c.spec || fmt.Sprint(tuple) != c.tuple {
+			t.Errorf("%s: spec %d tuple %v (%v), want %d %s", c.name, got.spec.ID, tuple, err, c.spec, c.tuple)
+		}
+	}
+	// A client spec DuckLake's partition does not match (the sidecar and
+	// DuckLake disagree) is not served; the partition is, as DuckLake has it.
+	clients[0].Spec.Fields = []iceberg.PartitionField{{SourceID: 1, FieldID: 1000, Name: "shard", Transform: iceberg.Bucket(8)}}
+	if p, err = planSpecs(infos, clients, partitionFields(t), 2); err != nil {
+		t.Fatal(err)
+	}
+	if ms := p.forFile(3, 2); ms.spec.ID != 3 || ms.spec.Fields[0].Name != "id_bucket_4" {
+		t.Errorf("mismatched client spec: served %v", ms.spec)
+	}
+}

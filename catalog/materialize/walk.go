@@ -300,7 +300,7 @@ func (b *builder) writeGroup(writers map[writerKey]*iceberg.ManifestWriter, g *g
 	wk := writerKey{g.key.content, g.key.specID, schema}
 	mw := writers[wk]
 	if mw == nil {
-		spec := b.specs[int64(g.key.specID)].spec
+		spec := b.specs.byID[g.key.specID].spec
 		var err error
 		mw, err = iceberg.NewManifestWriter(iceberg.ManifestInfo{FormatVersion: b.version, Content: g.key.content, Schema: schema, Spec: spec})
 		if err != nil {
@@ -391,18 +391,24 @@ func (b *builder) finish(md *iceberg.TableMetadata) (*Output, error) {
 	md.CurrentSchemaID = cur.schema.ID
 	version = max(version, cur.begin)
 	md.LastColumnID = b.lastCol
-	md.PartitionSpecs = b.specList
-	md.LastPartitionID = b.lastPart
-	md.DefaultSpecID = unpartitionedSpecID
+	md.PartitionSpecs = b.specs.list
+	md.LastPartitionID = b.specs.lastID
+	var current int64
 	for _, p := range b.h.Partitions {
 		if p.Begin <= b.snap && (p.End == 0 || p.End > b.snap) {
-			md.DefaultSpecID = int(p.ID)
+			current = p.ID
 		}
 		if p.Begin <= b.snap {
 			version = max(version, b.clamp(p.Begin))
 		}
 		if p.End != 0 && p.End <= b.snap {
 			version = max(version, b.clamp(p.End))
+		}
+	}
+	md.DefaultSpecID = b.specs.defaultSpec(b.snap, current)
+	for _, v := range b.h.Extras.Specs {
+		if v.Begin <= b.snap {
+			version = max(version, b.clamp(v.Begin))
 		}
 	}
 	md.SortOrders = []iceberg.SortOrder{iceberg.Unsorted}

@@ -151,9 +151,15 @@ func TestCommitCreateTable(t *testing.T) {
 	if md.Location != "s3://lake/data/sales/orders" || md.FormatVersion != 2 {
 		t.Errorf("location %s, format %d", md.Location, md.FormatVersion)
 	}
-	spec := md.Specs[len(md.Specs)-1]
-	if md.DefaultSpecID != spec.ID || len(spec.Fields) != 1 || spec.Fields[0].Name != "cat" || spec.Fields[0].SourceID != 5 {
-		t.Errorf("default spec %d, specs %+v", md.DefaultSpecID, md.Specs)
+	// The spec as the client sent it (id 0, as Iceberg numbers a new
+	// table's), its truncate field included; beside it an unpartitioned
+	// spec and one without the truncate field.
+	var specs []string
+	for _, s := range md.Specs {
+		specs = append(specs, fmt.Sprint(s.ID, s.Fields))
+	}
+	if md.DefaultSpecID != 0 || fmt.Sprint(specs) != "[1 [] 0 [{cat identity 5} {cat_trunc truncate[2] 5}] 2 [{cat identity 5}]]" {
+		t.Errorf("default spec %d, specs %v", md.DefaultSpecID, specs)
 	}
 	desc := env.duck("SELECT column_name, column_type FROM (DESCRIBE l.sales.orders)")[0]
 	if fmt.Sprint(desc) != "[[id BIGINT] [s STRUCT(a INTEGER, b VARCHAR)] [cat VARCHAR]]" {
@@ -166,8 +172,9 @@ func TestCommitCreateTable(t *testing.T) {
 	if sortExpr != "id" || dir != "DESC" || nulls != "NULLS_FIRST" {
 		t.Errorf("sort expression %s %s %s", sortExpr, dir, nulls)
 	}
-	if err := env.pool.QueryRow(context.Background(), `SELECT transform || ' ' || column_id || ' ' || name FROM duckicelake_table_partition_field WHERE end_snapshot IS NULL`).Scan(&trunc); err != nil || trunc != "truncate[2] 5 cat_trunc" {
-		t.Errorf("truncate field in the sidecar: %q (%v)", trunc, err)
+	if err := env.pool.QueryRow(context.Background(), `SELECT string_agg(field_id || ' ' || transform || ' ' || column_id || ' ' || name, ',' ORDER BY spec_position)
+		FROM duckicelake_table_partition_field WHERE end_snapshot IS NULL`).Scan(&trunc); err != nil || trunc != "1000 identity 5 cat,1001 truncate[2] 5 cat_trunc" {
+		t.Errorf("partition fields in the sidecar: %q (%v)", trunc, err)
 	}
 	if p := env.properties(t, "orders"); fmt.Sprint(p) != "map[owner:etl]" {
 		t.Errorf("properties %v", p)

@@ -30,6 +30,11 @@ staged      create_table_transaction with an append in the same commit.
 evolve      partition evolution (identity and day fields added to an
             unpartitioned table) and a sort order, with appends between,
             a DuckDB insert and a delete.
+specs       a spec with a named bucket field and truncate[2] of a string
+            (which DuckLake cannot hold) and a sort order with a transform:
+            served back as created; PyIceberg filters on the truncated column
+            before and after DuckDB inserts (one of mixed prefixes, one of a
+            single prefix, a few inlined rows).
 """
 
 from __future__ import annotations
@@ -63,7 +68,8 @@ from pyiceberg.partitioning import PartitionField, PartitionSpec
 from pyiceberg.schema import Schema
 from pyiceberg.table.snapshots import Operation, Snapshot, Summary
 from pyiceberg.table.update import AddSnapshotUpdate, AssertRefSnapshotId, AssertTableUUID, SetSnapshotRefUpdate
-from pyiceberg.transforms import BucketTransform, DayTransform, IdentityTransform
+from pyiceberg.table.sorting import NullOrder, SortDirection, SortField, SortOrder
+from pyiceberg.transforms import BucketTransform, DayTransform, IdentityTransform, TruncateTransform
 from pyiceberg.types import (
     BooleanType,
     DateType,
@@ -493,6 +499,69 @@ def evolve(run: Run) -> dict:
     return report
 
 
+def specs(run: Run) -> dict:
+    ns = run.ns
+    schema = Schema(NestedField(1, "id", LongType()), NestedField(2, "name", StringType()), NestedField(3, "v", DoubleType()))
+    spec = PartitionSpec(
+        PartitionField(1, 1000, BucketTransform(4), "shard"),
+        PartitionField(2, 1001, TruncateTransform(2), "name_prefix"),
+    )
+    order = SortOrder(
+        SortField(source_id=1, transform=BucketTransform(4)),
+        SortField(source_id=2, transform=IdentityTransform(), direction=SortDirection.DESC, null_order=NullOrder.NULLS_FIRST),
+    )
+    t = run.cat.create_table((ns, "sp"), schema, partition_spec=spec, sort_order=order)
+
+    def served(t) -> dict:
+        return {"spec_id": t.spec().spec_id,
+                "spec": [[f.field_id, f.name, str(f.transform), f.source_id] for f in t.spec().fields],
+                "order_id": t.sort_order().order_id,
+                "order": [[str(f.transform), f.source_id, str(f.direction), str(f.null_order)] for f in t.sort_order().fields],
+                "specs": sorted([s.spec_id, [f.name for f in s.fields]] for s in t.specs().values())}
+
+    report: dict = {"created": served(t)}
+    prefixes = ["aa", "ab", "ba", "bb", "zz"]
+    t.append(pa.Table.from_pylist([{"id": i, "name": f"{prefixes[i % 4]}{i}", "v": i / 2} for i in range(40)],
+                                  schema=t.schema().as_arrow()))
+    run.record("append", t)
+    t = run.cat.load_table((ns, "sp"))
+    report["loaded"] = served(t)
+    # DuckDB ignores the truncate field: its file of mixed prefixes cannot
+    # have a truncate value, one of a single prefix can; inlined rows have
+    # no partition at all.
+    run.duck.execute(f"INSERT INTO l.{ns}.sp SELECT 100 + i, ['aa', 'ba', 'zz'][i % 3 + 1] || 'd' || i, i FROM range(30) r(i)")
+    t = run.cat.load_table((ns, "sp"))
+    run.steps.append({"step": "duckdb insert mixed", "snapshot": t.current_snapshot().snapshot_id})
+    run.duck.execute(f"INSERT INTO l.{ns}.sp SELECT 200 + i, 'qq' || i, i FROM range(30) r(i)")
+    t = run.cat.load_table((ns, "sp"))
+    run.steps.append({"step": "duckdb insert one prefix", "snapshot": t.current_snapshot().snapshot_id})
+    run.duck.execute(f"INSERT INTO l.{ns}.sp VALUES (300, 'ab300', 1), (301, 'zz301', 2)")
+    t = run.cat.load_table((ns, "sp"))
+    run.steps.append({"step": "duckdb insert inlined", "snapshot": t.current_snapshot().snapshot_id})
+    t.append(pa.Table.from_pylist([{"id": 400 + i, "name": f"ab{400 + i}", "v": 1.0} for i in range(5)], schema=t.schema().as_arrow()))
+    run.record("append after duckdb", t)
+    t = run.cat.load_table((ns, "sp"))
+    report["after_duckdb"] = served(t)
+    report.update(run.compare("sp"))
+    report["filters"] = {}
+    for py, sql in {"name == 'ab1'": "name = 'ab1'", "name == 'aad0'": "name = 'aad0'", "name == 'qq7'": "name = 'qq7'",
+                    "name == 'ab300'": "name = 'ab300'", "name >= 'b' and name < 'c'": "name >= 'b' AND name < 'c'",
+                    "name >= 'ab' and name < 'ac'": "name >= 'ab' AND name < 'ac'", "id == 7": "id = 7"}.items():
+        n_py = len(t.scan(row_filter=py).to_arrow())
+        n_dk = run.duck.execute(f"SELECT count(*) FROM l.{ns}.sp WHERE {sql}").fetchone()[0]
+        report["filters"][sql] = [n_py, n_dk]
+    # Which spec each live file is served under, and its truncate value.
+    files = t.inspect.files().to_pylist()
+    by_spec: dict = {}
+    for f in files:
+        part = f["partition"] or {}
+        by_spec.setdefault(str(f["spec_id"]), []).append(part.get("name_prefix", "-"))
+    report["files_by_spec"] = {k: sorted(str(x) for x in v) for k, v in by_spec.items()}
+    # Pruning works: a filter on one prefix plans fewer files than there are.
+    report["planned"] = [len(list(t.scan(row_filter="name == 'ab1'").plan_files())), len(list(t.scan().plan_files()))]
+    return report
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 7:
         print(__doc__, file=sys.stderr)
@@ -500,7 +569,7 @@ def main(argv: list[str]) -> int:
     scenario, uri, cred, dsn, data_path, ns = argv[1:]
     run = Run(uri, cred, dsn, data_path, ns)
     fn = {"lifecycle": lifecycle, "partitioned": partitioned, "deletes": deletes, "race": race, "staged": staged,
-          "evolve": evolve}[scenario]
+          "evolve": evolve, "specs": specs}[scenario]
     json.dump(fn(run), sys.stdout, default=str)
     return 0
 

@@ -193,7 +193,7 @@ func TestPyIcebergWritePartitioned(t *testing.T) {
 	// Iceberg's day needs DuckLake's year and month keys of the same
 	// column too; the spec served back has the day field alone (PyIceberg
 	// refuses to write under redundant calendar fields).
-	if fmt.Sprint(got.Spec) != "[[ts_day day 2] [id_bucket_4 bucket[4] 1] [cat identity 3]]" {
+	if fmt.Sprint(got.Spec) != "[[ts_day day 2] [id_bucket bucket[4] 1] [cat identity 3]]" {
 		t.Errorf("spec after create: %v", got.Spec)
 	}
 	for sql, n := range got.Filters {
@@ -289,7 +289,7 @@ func TestPyIcebergStagedCreate(t *testing.T) {
 	}
 	pyWriteScenario(t, env, "staged", ns, &got)
 	got.check(t, map[string]int{"create and append": 25})
-	if got.Before || !got.After || fmt.Sprint(got.Spec) != "[[id_bucket_2 bucket[2]]]" {
+	if got.Before || !got.After || fmt.Sprint(got.Spec) != "[[b bucket[2]]]" {
 		t.Errorf("exists before %v, after %v; spec %v", got.Before, got.After, got.Spec)
 	}
 	var changes string
@@ -374,5 +374,86 @@ func TestPyIcebergPartitionEvolution(t *testing.T) {
 	if err := env.pool.QueryRow(context.Background(), `SELECT string_agg(e.expression || ' ' || e.sort_direction, ',') FROM ducklake_sort_expression e
 		JOIN ducklake_sort_info i USING (sort_id) WHERE i.end_snapshot IS NULL`).Scan(&sortExpr); err != nil || sortExpr != "id DESC" {
 		t.Errorf("sort order in DuckLake: %q (%v)", sortExpr, err)
+	}
+}
+
+// TestPyIcebergSpecsAndOrders: the partition spec and sort order PyIceberg
+// creates a table with come back as created — field names and ids, a
+// truncate[2] field DuckLake has no transform for, an order by a bucket —
+// and filters on the truncated column find every row: files whose
+// truncate value the statistics cannot give (DuckDB's, of mixed prefixes)
+// are served under the spec without it, never with a made-up value.
+func TestPyIcebergSpecsAndOrders(t *testing.T) {
+	ns := "ws" + randomHex(4)
+	env := writeEnv(t, ns)
+	type served struct {
+		SpecID  int     `json:"spec_id"`
+		Spec    [][]any `json:"spec"`
+		OrderID int     `json:"order_id"`
+		Order   [][]any `json:"order"`
+		Specs   [][]any `json:"specs"`
+	}
+	var got struct {
+		compareReport
+		Created     served              `json:"created"`
+		Loaded      served              `json:"loaded"`
+		AfterDuckDB served              `json:"after_duckdb"`
+		Filters     map[string][]int    `json:"filters"`
+		FilesBySpec map[string][]string `json:"files_by_spec"`
+		Planned     []int               `json:"planned"`
+	}
+	pyWriteScenario(t, env, "specs", ns, &got)
+	got.check(t, map[string]int{"append": 40, "duckdb insert mixed": 70, "duckdb insert one prefix": 100, "duckdb insert inlined": 102,
+		"append after duckdb": 107})
+	wantSpec := "[[1000 shard bucket[4] 1] [1001 name_prefix truncate[2] 2]]"
+	wantOrder := "[[bucket[4] 1 ASC NULLS FIRST] [identity 2 DESC NULLS FIRST]]"
+	for name, s := range map[string]served{"created": got.Created, "loaded": got.Loaded, "after DuckDB": got.AfterDuckDB} {
+		if fmt.Sprint(s.Spec) != wantSpec || s.SpecID != 0 {
+			t.Errorf("%s: spec %d %v, want 0 %s", name, s.SpecID, s.Spec, wantSpec)
+		}
+		if fmt.Sprint(s.Order) != wantOrder || s.OrderID != 1 {
+			t.Errorf("%s: sort order %d %v, want 1 %s", name, s.OrderID, s.Order, wantOrder)
+		}
+	}
+	// Beside the client's spec: the one without the truncate field and an
+	// unpartitioned one, both listed from the start so that no client picks
+	// their ids.
+	if want := "[[0 [shard name_prefix]] [1 []] [2 [shard]]]"; fmt.Sprint(got.Loaded.Specs) != want || fmt.Sprint(got.AfterDuckDB.Specs) != want {
+		t.Errorf("specs %v then %v, want %s", got.Loaded.Specs, got.AfterDuckDB.Specs, want)
+	}
+	for sql, n := range got.Filters {
+		if n[0] != n[1] || n[0] == 0 {
+			t.Errorf("WHERE %s: PyIceberg %d rows, DuckDB %d", sql, n[0], n[1])
+		}
+	}
+	// PyIceberg's files and DuckDB's single-prefix files carry truncate
+	// values; DuckDB's mixed ones are under spec 2, the inlined rows under
+	// spec 1.
+	if len(got.FilesBySpec["1"]) != 1 || len(got.FilesBySpec["2"]) == 0 || len(got.FilesBySpec["0"]) == 0 {
+		t.Errorf("files by spec: %v", got.FilesBySpec)
+	}
+	for _, v := range got.FilesBySpec["0"] {
+		if !slices.Contains([]string{"aa", "ab", "ba", "bb", "qq"}, v) {
+			t.Errorf("a file of spec 0 has truncate value %q", v)
+		}
+	}
+	if !slices.Contains(got.FilesBySpec["0"], "qq") {
+		t.Errorf("DuckDB's file of one prefix has no truncate value: %v", got.FilesBySpec)
+	}
+	if got.Planned[0] >= got.Planned[1] {
+		t.Errorf("a filter on one prefix plans %d of %d files: no pruning", got.Planned[0], got.Planned[1])
+	}
+	// DuckLake holds the bucket key only, and no sort (it cannot sort by a
+	// bucket); the sidecar holds the rest.
+	var keys, sorts int
+	if err := env.pool.QueryRow(context.Background(), `SELECT
+			(SELECT count(*) FROM ducklake_partition_column c JOIN ducklake_partition_info i USING (partition_id)
+				WHERE i.table_id = t.table_id AND i.end_snapshot IS NULL),
+			(SELECT count(*) FROM ducklake_sort_info s WHERE s.table_id = t.table_id AND s.end_snapshot IS NULL)
+		FROM ducklake_table t WHERE t.table_name = 'sp' AND t.end_snapshot IS NULL`).Scan(&keys, &sorts); err != nil {
+		t.Fatal(err)
+	}
+	if keys != 1 || sorts != 0 {
+		t.Errorf("DuckLake partition keys %d, sorts %d; want 1 and 0", keys, sorts)
 	}
 }
