@@ -339,6 +339,17 @@ CREATE TABLE IF NOT EXISTS %[1]s.duckicelake_table_ref (
 	min_snapshots_to_keep integer,
 	PRIMARY KEY (table_id, name)
 );`},
+	// The metadata files catalog/materialize wrote, so a table's
+	// metadata-log lists earlier metadata files that exist.
+	{4, `
+CREATE TABLE %[1]s.duckicelake_metadata_file (
+	table_id        bigint NOT NULL,
+	snapshot_id     bigint NOT NULL,
+	location        text NOT NULL,
+	last_updated_ms bigint NOT NULL,
+	PRIMARY KEY (table_id, location)
+);
+CREATE INDEX duckicelake_metadata_file_snapshot ON %[1]s.duckicelake_metadata_file (table_id, snapshot_id);`},
 }
 
 // SidecarVersion is the newest sidecar migration this build knows.

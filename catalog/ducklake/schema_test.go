@@ -138,7 +138,8 @@ func TestInitMatchesDuckDB(t *testing.T) {
 	diffLines(t, "rows", rowLines(gotRows, "duckicelake_"), rowLines(string(wantRows), ""))
 
 	// The sidecars exist besides the DuckLake tables.
-	for _, table := range []string{"duckicelake_schema_migrations", "duckicelake_revocation", "duckicelake_table_property"} {
+	for _, table := range []string{"duckicelake_schema_migrations", "duckicelake_revocation", "duckicelake_table_property",
+		"duckicelake_table_partition_spec", "duckicelake_table_sort_order", "duckicelake_metadata_file"} {
 		if !strings.Contains(gotSchema, "CREATE TABLE public."+table+" (") {
 			t.Errorf("sidecar %s missing", table)
 		}

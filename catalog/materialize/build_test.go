@@ -469,3 +469,43 @@ func TestBuildColumnDocs(t *testing.T) {
 		t.Errorf("current schema %d, want the commented one %d", md.CurrentSchemaID, cur)
 	}
 }
+
+// The metadata-log lists the recorded files of earlier snapshots only,
+// oldest first, at most write.metadata.previous-versions-max of them.
+func TestBuildMetadataLog(t *testing.T) {
+	logged := func(snap int64) LoggedMetadata {
+		return LoggedMetadata{Snapshot: snap, MetadataLogEntry: iceberg.MetadataLogEntry{
+			MetadataFile: fmt.Sprintf("s3://lake/main/ev/metadata/v%d-x.metadata.json", snap), TimestampMS: t0.Add(time.Duration(snap) * time.Minute).UnixMilli()}}
+	}
+	files := func(md *iceberg.TableMetadata) []string {
+		var out []string
+		for _, e := range md.MetadataLog {
+			out = append(out, e.MetadataFile[len("s3://lake/main/ev/metadata/"):])
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name string
+		snap int64
+		max  string
+		want []string
+	}{
+		{"all earlier", 6, "", []string{"v1-x.metadata.json", "v2-x.metadata.json", "v3-x.metadata.json", "v5-x.metadata.json"}},
+		{"not the snapshot's own nor later ones", 3, "", []string{"v1-x.metadata.json", "v2-x.metadata.json"}},
+		{"previous-versions-max keeps the newest", 6, "2", []string{"v3-x.metadata.json", "v5-x.metadata.json"}},
+		{"previous-versions-max 0", 6, "0", nil},
+	} {
+		h := eventsHistory()
+		h.MetadataLog = []LoggedMetadata{logged(1), logged(2), logged(3), logged(5), logged(6)}
+		if c.max != "" {
+			h.Extras.Properties = map[string]string{"write.metadata.previous-versions-max": c.max}
+		}
+		out, err := Build(h, c.snap, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := files(out.Metadata); !slices.Equal(got, c.want) {
+			t.Errorf("%s: metadata-log %q, want %q", c.name, got, c.want)
+		}
+	}
+}

@@ -175,6 +175,11 @@ func (m *Materializer) build(ctx context.Context, key cacheKey) (*Result, error)
 	if err := m.store(ctx, out.Files[n-1:]); err != nil {
 		return nil, err
 	}
+	if rec, ok := m.cfg.Source.(MetadataRecorder); ok {
+		if err := rec.RecordMetadata(ctx, key.table, key.snapshot, out.MetadataLocation, out.Metadata.LastUpdatedMS); err != nil {
+			return nil, err
+		}
+	}
 	return &Result{Metadata: out.Metadata, MetadataJSON: out.MetadataJSON, MetadataLocation: out.MetadataLocation}, nil
 }
 

@@ -6,8 +6,10 @@ import (
 	"slices"
 	"sync/atomic"
 
-	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/duckicelake/duckicelake/catalog/ducklake"
+	"github.com/duckicelake/duckicelake/catalog/iceberg"
 )
 
 // Source reads the DuckLake history of one table. *PGSource reads it from
@@ -17,6 +19,15 @@ type Source interface {
 	// snapshotID can see. It fails with an error wrapping
 	// ducklake.ErrNotFound when the table does not exist at snapshotID.
 	History(ctx context.Context, tableID, snapshotID int64) (*History, error)
+}
+
+// MetadataRecorder is a Source that keeps a record of the metadata files
+// written of its tables, which their metadata-log then lists (History's
+// MetadataLog).
+type MetadataRecorder interface {
+	// RecordMetadata records that location holds table tableID's metadata
+	// as of snapshot snapshotID, last updated at lastUpdatedMS.
+	RecordMetadata(ctx context.Context, tableID, snapshotID int64, location string, lastUpdatedMS int64) error
 }
 
 // History is the full record of one table up to a snapshot: every version
@@ -48,10 +59,22 @@ type History struct {
 	// Extras are the table's properties, sort orders and refs.
 	Extras Extras
 
+	// MetadataLog lists metadata files written earlier of the table, one
+	// per snapshot built at (the newest), oldest first. Builds happen at
+	// the snapshots the table changed at (see Resolver), so these are its
+	// earlier versions.
+	MetadataLog []LoggedMetadata
+
 	// DeletePositions holds what each delete file (by id) deletes; format
 	// version 3 turns it into deletion vectors. Sources leave it empty:
 	// LoadDeletePositions fills it (Materialise does, for version 3).
 	DeletePositions map[int64][]DeletedPosition
+}
+
+// LoggedMetadata is a metadata file written of the table as of Snapshot.
+type LoggedMetadata struct {
+	Snapshot int64
+	iceberg.MetadataLogEntry
 }
 
 // InlinedDelete is one row of ducklake_inlined_delete_<table id>: row
@@ -120,7 +143,7 @@ func (s *PGSource) History(ctx context.Context, tableID, snapshotID int64) (*His
 		return nil, err
 	}
 	steps := []func(context.Context, *History, int64) error{
-		s.columns, s.comments, s.dataFiles, s.partitionValues, s.deleteFiles, s.stats, s.inlinedDeletes, s.inlined, s.extras,
+		s.columns, s.comments, s.dataFiles, s.partitionValues, s.deleteFiles, s.stats, s.inlinedDeletes, s.inlined, s.extras, s.metadataLog,
 	}
 	for _, step := range steps {
 		if err := step(ctx, h, snapshotID); err != nil {
@@ -149,6 +172,50 @@ func (s *PGSource) columns(ctx context.Context, h *History, snap int64) error {
 	})
 	if err != nil {
 		return fmt.Errorf("read columns: %w", err)
+	}
+	return nil
+}
+
+const metadataFileTable = "duckicelake_metadata_file"
+
+// metadataLog reads the metadata files recorded for the table before
+// snapshot snap (none on a catalog without the sidecar table).
+func (s *PGSource) metadataLog(ctx context.Context, h *History, snap int64) error {
+	if ok, err := s.exists(ctx, metadataFileTable); err != nil || !ok {
+		return err
+	}
+	rows, err := s.db.Query(ctx, `SELECT DISTINCT ON (snapshot_id) snapshot_id, location, last_updated_ms
+		FROM `+s.t(metadataFileTable)+` WHERE table_id = $1 AND snapshot_id < $2
+		ORDER BY snapshot_id, last_updated_ms DESC, location`, h.Table.ID, snap)
+	if err != nil {
+		return fmt.Errorf("read the metadata log: %w", err)
+	}
+	h.MetadataLog, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (LoggedMetadata, error) {
+		var m LoggedMetadata
+		err := row.Scan(&m.Snapshot, &m.MetadataFile, &m.TimestampMS)
+		return m, err
+	})
+	if err != nil {
+		return fmt.Errorf("read the metadata log: %w", err)
+	}
+	return nil
+}
+
+// RecordMetadata implements MetadataRecorder (a no-op on a catalog
+// without the sidecar table).
+func (s *PGSource) RecordMetadata(ctx context.Context, tableID, snapshotID int64, location string, lastUpdatedMS int64) error {
+	if ok, err := s.exists(ctx, metadataFileTable); err != nil || !ok {
+		return err
+	}
+	// Querier has no Exec; an INSERT through Query reports its error on Close.
+	rows, err := s.db.Query(ctx, `INSERT INTO `+s.t(metadataFileTable)+` (table_id, snapshot_id, location, last_updated_ms)
+		VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, tableID, snapshotID, location, lastUpdatedMS)
+	if err == nil {
+		rows.Close()
+		err = rows.Err()
+	}
+	if err != nil {
+		return fmt.Errorf("record metadata file %s: %w", location, err)
 	}
 	return nil
 }

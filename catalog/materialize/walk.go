@@ -421,6 +421,7 @@ func (b *builder) finish(md *iceberg.TableMetadata) (*Output, error) {
 			md.LastUpdatedMS = s.Time.UnixMilli()
 		}
 	}
+	md.MetadataLog = metadataLog(b.h.MetadataLog, b.snap, md.Properties)
 	if err := md.Validate(); err != nil {
 		return nil, err
 	}
@@ -431,6 +432,27 @@ func (b *builder) finish(md *iceberg.TableMetadata) (*Output, error) {
 	loc := b.metaDir + fmt.Sprintf("v%d-%s.metadata.json", version, contentHash(body))
 	b.addFile(loc, body)
 	return &Output{Metadata: md, MetadataJSON: body, MetadataLocation: loc, Files: b.files}, nil
+}
+
+// defaultPreviousVersions is Iceberg's default for
+// write.metadata.previous-versions-max.
+const defaultPreviousVersions = 100
+
+// metadataLog is the metadata-log of metadata built at snapshot snap: the
+// files recorded of builds at earlier snapshots, at most
+// write.metadata.previous-versions-max of them, newest kept.
+func metadataLog(logged []LoggedMetadata, snap int64, props map[string]string) []iceberg.MetadataLogEntry {
+	keep := defaultPreviousVersions
+	if v, err := strconv.Atoi(props["write.metadata.previous-versions-max"]); err == nil && v >= 0 {
+		keep = v
+	}
+	var out []iceberg.MetadataLogEntry
+	for _, m := range logged {
+		if m.Snapshot < snap {
+			out = append(out, m.MetadataLogEntry)
+		}
+	}
+	return out[max(0, len(out)-keep):]
 }
 
 // nameMapping is the table property readers use for files without field

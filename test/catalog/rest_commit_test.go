@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
 // createBody is a CreateTableRequest with PyIceberg's numbering (top level
@@ -541,5 +544,69 @@ func TestCommitTransaction(t *testing.T) {
 		"requirements": []any{}, "updates": []any{setProps("x", "y")}}}}
 	if r := env.do("POST", "/v1/lake/transactions/commit", tok, other); r.code != 403 {
 		t.Errorf("a transaction touching a namespace without write scope: %d %s", r.code, r.body)
+	}
+}
+
+// TestCommitMetadataLog: the metadata-log lists the metadata files the
+// catalog wrote for the table's earlier versions (each one in storage),
+// oldest first, at most write.metadata.previous-versions-max of them.
+func TestCommitMetadataLog(t *testing.T) {
+	st := requireStack(t, true)
+	env := newRestEnv(t, withS3Materializer(st))
+	ns := "sales"
+	env.duck("CREATE SCHEMA l."+ns, "CREATE TABLE l."+ns+".ml (id INTEGER)")
+	tok := env.token("writer")
+	type logEntry struct {
+		File string `json:"metadata-file"`
+		TS   int64  `json:"timestamp-ms"`
+	}
+	load := func() (string, []logEntry, tableMeta) {
+		lr, md := env.meta(t, tok, ns, "ml")
+		var raw struct {
+			Log         []logEntry `json:"metadata-log"`
+			LastUpdated int64      `json:"last-updated-ms"`
+		}
+		if err := json.Unmarshal(lr.Metadata, &raw); err != nil {
+			t.Fatal(err)
+		}
+		for i, e := range raw.Log {
+			if i > 0 && e.TS < raw.Log[i-1].TS || e.TS > raw.LastUpdated {
+				t.Errorf("metadata-log timestamps out of order: %+v (last updated %d)", raw.Log, raw.LastUpdated)
+			}
+		}
+		return lr.Location, raw.Log, md
+	}
+	var written []string
+	for i := range 3 {
+		loc, _, md := load()
+		written = append(written, loc)
+		fields := []any{map[string]any{"id": 1, "name": "id", "required": false, "type": "int"}}
+		for j := range i + 1 {
+			fields = append(fields, map[string]any{"id": 2 + j, "name": fmt.Sprintf("c%d", j), "required": false, "type": "long"})
+		}
+		schema := map[string]any{"type": "struct", "schema-id": md.CurrentSchema + 1, "fields": fields}
+		if r := env.do("POST", "/v1/lake/namespaces/"+ns+"/tables/ml", tok, commitBody(nil,
+			map[string]any{"action": "add-schema", "schema": schema}, map[string]any{"action": "set-current-schema", "schema-id": -1})); r.code != 200 {
+			t.Fatalf("schema change %d: %d %s", i, r.code, r.body)
+		}
+	}
+	cur, log, _ := load()
+	var got []string
+	for _, e := range log {
+		got = append(got, e.File)
+		if _, err := st.root().HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: aws.String("lake"),
+			Key: aws.String(strings.TrimPrefix(e.File, "s3://lake/"))}); err != nil {
+			t.Errorf("logged metadata file %s: %v", e.File, err)
+		}
+	}
+	if !slices.Equal(got, written) || slices.Contains(got, cur) {
+		t.Errorf("metadata-log %q, want the earlier files %q (current %s)", got, written, cur)
+	}
+	if r := env.do("POST", "/v1/lake/namespaces/"+ns+"/tables/ml", tok, commitBody(nil, setProps("write.metadata.previous-versions-max", "2"))); r.code != 200 {
+		t.Fatalf("set previous-versions-max: %d %s", r.code, r.body)
+	}
+	_, log, _ = load()
+	if len(log) != 2 || log[1].File != cur {
+		t.Errorf("with previous-versions-max 2: %+v, want 2 entries ending with %s", log, cur)
 	}
 }

@@ -78,7 +78,8 @@ func TestPyIcebergCatalogOperations(t *testing.T) {
 	check("drop missing table", got.DropMissingTable == "NoSuchTableError", got.DropMissingTable)
 	check("list missing namespace", got.ListMissingNS == "NoSuchNamespaceError", got.ListMissingNS)
 	check("load missing table", got.LoadMissingTable == "NoSuchTableError", got.LoadMissingTable)
-	check("multi-level namespace", got.MultiLevel == "BadRequestError", got.MultiLevel)
+	// No namespace has two levels here, so a.b does not exist.
+	check("multi-level namespace", got.MultiLevel == "NoSuchNamespaceError", got.MultiLevel)
 	check("namespaces after", slices.Equal(got.NamespacesAfter, []string{"main", "sales"}), got.NamespacesAfter)
 
 	// DuckDB agrees.
