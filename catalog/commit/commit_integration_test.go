@@ -40,9 +40,6 @@ func newLake(t *testing.T) *lake {
 	if _, err := ducklake.Init(ctx, pool, ducklake.InitOptions{DataPath: "s3://lake/data/"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := EnsureSidecar(ctx, pool, ""); err != nil {
-		t.Fatal(err)
-	}
 	l := &lake{t: t, pool: pool, objects: MemObjects{}}
 	l.cat = New(Config{Objects: l.objects})
 	l.write(func(tx pgx.Tx, snap *Snapshot) error {

@@ -277,7 +277,7 @@ CREATE TABLE %[1]s.duckicelake_revocation (
 	expires_at timestamptz NOT NULL
 );
 CREATE INDEX duckicelake_revocation_expires_at ON %[1]s.duckicelake_revocation (expires_at);
-CREATE TABLE %[1]s.duckicelake_table_property (
+CREATE TABLE IF NOT EXISTS %[1]s.duckicelake_table_property (
 	table_id bigint NOT NULL,
 	key      text NOT NULL,
 	value    text NOT NULL,
@@ -294,10 +294,10 @@ CREATE OR REPLACE FUNCTION %[1]s.duckicelake_snapshot_notify() RETURNS trigger L
 DROP TRIGGER IF EXISTS duckicelake_snapshot_notify ON %[1]s.ducklake_snapshot;
 CREATE TRIGGER duckicelake_snapshot_notify AFTER INSERT ON %[1]s.ducklake_snapshot
 	FOR EACH ROW EXECUTE FUNCTION %[1]s.duckicelake_snapshot_notify();`},
-	// What Iceberg commits keep beside DuckLake's rows (catalog/commit,
-	// which also creates these with EnsureSidecar, hence IF NOT EXISTS):
+	// What Iceberg commits keep beside DuckLake's rows (catalog/commit):
 	// partition specs with their field names and ids, sort orders with
-	// their ids and transforms, tags and branches.
+	// their ids and transforms, tags and branches. IF NOT EXISTS: catalogs
+	// served before migrations created them got them from the server.
 	{3, `
 CREATE TABLE IF NOT EXISTS %[1]s.duckicelake_table_partition_field (
 	table_id       bigint NOT NULL,
@@ -350,6 +350,56 @@ CREATE TABLE %[1]s.duckicelake_metadata_file (
 	PRIMARY KEY (table_id, location)
 );
 CREATE INDEX duckicelake_metadata_file_snapshot ON %[1]s.duckicelake_metadata_file (table_id, snapshot_id);`},
+	// The REST catalog's own state (catalog/rest): Iceberg namespace
+	// properties by DuckLake schema id, and view metadata by view id —
+	// ducklake_sql is the ducklake_view SQL the metadata was written with,
+	// so a view another writer changed is derived from its row again. IF
+	// NOT EXISTS: servers before this migration created them themselves.
+	{5, `
+CREATE TABLE IF NOT EXISTS %[1]s.duckicelake_namespace_property (
+	schema_id bigint NOT NULL,
+	key       text NOT NULL,
+	value     text NOT NULL,
+	PRIMARY KEY (schema_id, key)
+);
+CREATE TABLE IF NOT EXISTS %[1]s.duckicelake_view_metadata (
+	view_id           bigint PRIMARY KEY,
+	metadata_location text   NOT NULL,
+	metadata          text   NOT NULL,
+	files             int    NOT NULL,
+	ducklake_sql      text   NOT NULL
+);`},
+}
+
+// TxBeginner opens transactions; *pgxpool.Pool satisfies it.
+type TxBeginner interface {
+	BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error)
+}
+
+// Migrate applies the sidecar migrations an existing catalog lacks, under
+// Init's lock, so servers of a newer build bring an older catalog (or one
+// DuckDB created) up to date when they start. It reports the versions it
+// applied.
+func Migrate(ctx context.Context, db TxBeginner, schema string) ([]int, error) {
+	if schema == "" {
+		schema = DefaultSchema
+	}
+	tx, err := db.BeginTx(ctx, pgx.TxOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("ducklake migrate: begin: %w", err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('duckicelake init ' || $1, 0))`, schema); err != nil {
+		return nil, fmt.Errorf("ducklake migrate: advisory lock: %w", err)
+	}
+	applied, err := migrate(ctx, tx, schema)
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return nil, fmt.Errorf("ducklake migrate: commit: %w", err)
+	}
+	return applied, nil
 }
 
 // SidecarVersion is the newest sidecar migration this build knows.

@@ -13,6 +13,7 @@ import (
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 var dumpArgs = []string{"--no-owner", "--no-privileges", "--no-comments"}
@@ -324,5 +325,51 @@ func TestReaderOnFreshCatalog(t *testing.T) {
 	}
 	if err := r.CheckVersion(ctx); !errors.Is(err, ducklake.ErrUnsupportedVersion) || !strings.Contains(err.Error(), "DuckDB 1.3") {
 		t.Errorf("CheckVersion = %v", err)
+	}
+}
+
+// TestMigrateOlderCatalog: a server brings a catalog an older build
+// initialised (here: sidecar version 2, before the commit, metadata-log
+// and REST tables) up to date, keeping tables an older server created
+// itself; a second run changes nothing.
+func TestMigrateOlderCatalog(t *testing.T) {
+	dsn := pgtest.Database(t)
+	initDB(t, dsn, ducklake.InitOptions{DataPath: "s3://lake/data/"})
+	conn := pgtest.Connect(t, dsn)
+	ctx := context.Background()
+	for _, q := range []string{
+		`DELETE FROM duckicelake_schema_migrations WHERE version > 2`,
+		`DROP TABLE duckicelake_metadata_file, duckicelake_table_sort_order, duckicelake_table_partition_spec, duckicelake_view_metadata`,
+		// An older server made this one itself, with a row in it.
+		`INSERT INTO duckicelake_namespace_property VALUES (1, 'k', 'v')`,
+	} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	applied, err := ducklake.Migrate(ctx, pool, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{3, 4, 5}; !slices.Equal(applied, want) {
+		t.Errorf("applied %v, want %v", applied, want)
+	}
+	var n int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM duckicelake_namespace_property`).Scan(&n); err != nil || n != 1 {
+		t.Errorf("namespace properties after the migration: %d rows, %v", n, err)
+	}
+	for _, table := range []string{"duckicelake_metadata_file", "duckicelake_table_sort_order", "duckicelake_view_metadata"} {
+		var ok bool
+		if err := conn.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, table).Scan(&ok); err != nil || !ok {
+			t.Errorf("%s after the migration: %v %v", table, ok, err)
+		}
+	}
+	if applied, err := ducklake.Migrate(ctx, pool, ""); err != nil || len(applied) != 0 {
+		t.Errorf("second run applied %v, %v", applied, err)
 	}
 }

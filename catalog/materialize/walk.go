@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/iceberg"
@@ -411,6 +412,9 @@ func (b *builder) finish(md *iceberg.TableMetadata) (*Output, error) {
 			version = max(version, b.clamp(v.Begin))
 		}
 	}
+	// Changes no row above shows (properties, sort orders and refs live
+	// in sidecar rows) are logged under the table's id all the same.
+	version = max(version, b.lastLoggedChange())
 	md.SortOrders = []iceberg.SortOrder{iceberg.Unsorted}
 	if len(b.h.NameMappings) > 0 {
 		md.Properties = map[string]string{"schema.name-mapping.default": nameMapping(cur.schema, b.h.NameMappings)}
@@ -421,7 +425,7 @@ func (b *builder) finish(md *iceberg.TableMetadata) (*Output, error) {
 			md.LastUpdatedMS = s.Time.UnixMilli()
 		}
 	}
-	md.MetadataLog = metadataLog(b.h.MetadataLog, b.snap, md.Properties)
+	md.MetadataLog = metadataLog(b.h.MetadataLog, version, md.Properties)
 	if err := md.Validate(); err != nil {
 		return nil, err
 	}
@@ -438,17 +442,36 @@ func (b *builder) finish(md *iceberg.TableMetadata) (*Output, error) {
 // write.metadata.previous-versions-max.
 const defaultPreviousVersions = 100
 
-// metadataLog is the metadata-log of metadata built at snapshot snap: the
-// files recorded of builds at earlier snapshots, at most
-// write.metadata.previous-versions-max of them, newest kept.
-func metadataLog(logged []LoggedMetadata, snap int64, props map[string]string) []iceberg.MetadataLogEntry {
+// lastLoggedChange is the latest snapshot up to the one built whose
+// changes_made names the table's id (0 for none).
+func (b *builder) lastLoggedChange() int64 {
+	id := strconv.FormatInt(b.h.Table.ID, 10)
+	var last int64
+	for _, s := range b.h.Snapshots {
+		if s.ID > b.snap || s.ID < b.h.Table.Begin || !strings.Contains(s.Changes, id) {
+			continue
+		}
+		for _, c := range ducklake.ParseChanges(s.Changes) {
+			if c.Target == id {
+				last = s.ID
+			}
+		}
+	}
+	return last
+}
+
+// metadataLog is the metadata-log of the metadata of version (the last
+// snapshot that changed the table): the files recorded of earlier
+// versions, at most write.metadata.previous-versions-max of them, newest
+// kept.
+func metadataLog(logged []LoggedMetadata, version int64, props map[string]string) []iceberg.MetadataLogEntry {
 	keep := defaultPreviousVersions
 	if v, err := strconv.Atoi(props["write.metadata.previous-versions-max"]); err == nil && v >= 0 {
 		keep = v
 	}
 	var out []iceberg.MetadataLogEntry
 	for _, m := range logged {
-		if m.Snapshot < snap {
+		if m.Snapshot < version {
 			out = append(out, m.MetadataLogEntry)
 		}
 	}

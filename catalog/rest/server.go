@@ -105,8 +105,8 @@ type Server struct {
 }
 
 // New checks that the catalog is a DuckLake catalog this build serves,
-// creates the catalog's own sidecar table when missing (see EnsureSidecar)
-// and returns the Server.
+// applies the sidecar migrations it lacks (ducklake.Migrate) and returns
+// the Server.
 func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 	cfg.applyDefaults()
 	if err := cfg.validate(); err != nil {
@@ -166,11 +166,10 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		return nil, fmt.Errorf("rest: %w", err)
 	}
 	s.dataPath = md.DataPath
-	if err := EnsureSidecar(ctx, deps.DB, cfg.Schema); err != nil {
-		return nil, err
-	}
-	if err := commit.EnsureSidecar(ctx, deps.DB, cfg.Schema); err != nil {
-		return nil, err
+	// The sidecar tables this build needs (a catalog DuckDB created, or an
+	// older duckicelake initialised, lacks some).
+	if _, err := ducklake.Migrate(ctx, deps.DB, cfg.Schema); err != nil {
+		return nil, fmt.Errorf("rest: %w", err)
 	}
 	// catalog/materialize serves a table in the format version its
 	// duckicelake.format-version property names, up to 3.
@@ -183,41 +182,6 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 	}
 	s.etagSeed = sha256.Sum256(append(append([]byte{}, s.configBody...), s.tableConfig...))
 	return s, nil
-}
-
-// EnsureSidecar creates the catalog's namespace property table when it does
-// not exist. It is idempotent and safe to run from several processes at
-// once; New runs it.
-func EnsureSidecar(ctx context.Context, db DB, schema string) error {
-	if schema == "" {
-		schema = ducklake.DefaultSchema
-	}
-	qs := pgx.Identifier{schema}.Sanitize()
-	tx, err := db.BeginTx(ctx, pgx.TxOptions{})
-	if err != nil {
-		return fmt.Errorf("rest: create sidecar: %w", err)
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
-	// CREATE TABLE IF NOT EXISTS still races on the catalog's unique index;
-	// the advisory lock serialises concurrent starts.
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('duckicelake rest sidecar ' || $1, 0))`, schema); err != nil {
-		return fmt.Errorf("rest: create sidecar: %w", err)
-	}
-	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+qs+`.`+namespacePropertyTable+` (
-		schema_id bigint NOT NULL,
-		key       text NOT NULL,
-		value     text NOT NULL,
-		PRIMARY KEY (schema_id, key)
-	)`); err != nil {
-		return fmt.Errorf("rest: create %s: %w", namespacePropertyTable, err)
-	}
-	if err := createViewSidecar(ctx, tx, qs); err != nil {
-		return err
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("rest: create sidecar: %w", err)
-	}
-	return nil
 }
 
 // namespacePropertyTable holds Iceberg namespace properties by DuckLake

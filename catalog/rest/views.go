@@ -45,24 +45,6 @@ const TypeNoSuchView = "NoSuchViewException"
 // REST, by DuckLake view id.
 const viewMetadataTable = "duckicelake_view_metadata"
 
-// createViewSidecar creates viewMetadataTable when it does not exist; it
-// runs in EnsureSidecar's transaction, under its lock.
-func createViewSidecar(ctx context.Context, tx pgx.Tx, qs string) error {
-	// ducklake_sql is the ducklake_view SQL the metadata was written with:
-	// a view whose row says otherwise was changed by another writer, and
-	// its metadata is derived from the row again.
-	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+qs+`.`+viewMetadataTable+` (
-		view_id           bigint PRIMARY KEY,
-		metadata_location text   NOT NULL,
-		metadata          text   NOT NULL,
-		files             int    NOT NULL,
-		ducklake_sql      text   NOT NULL
-	)`); err != nil {
-		return fmt.Errorf("rest: create %s: %w", viewMetadataTable, err)
-	}
-	return nil
-}
-
 // viewEndpoints are the view routes, for /v1/config's endpoints.
 var viewEndpoints = []string{
 	"GET /v1/{prefix}/namespaces/{namespace}/views",
