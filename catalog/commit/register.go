@@ -69,6 +69,10 @@ func (c *Catalog) ReadRegistration(ctx context.Context, ns Namespace, name, meta
 	if md.Location == "" {
 		return nil, invalid("metadata file %s has no table location", metadataLocation)
 	}
+	// What DuckLake cannot hold is refused before the manifests are read.
+	if _, _, err := registrationPlan(ns, name, md, c.maxFormat); err != nil {
+		return nil, err
+	}
 	reg := &Registration{MetadataLocation: loc, Metadata: md, files: &fileChange{}}
 	if cur := md.CurrentSnapshot(); cur != nil {
 		location := strings.TrimRight(normLocation(md.Location), "/")
@@ -171,15 +175,11 @@ func (c *Catalog) liveSnapshotFiles(ctx context.Context, md *iceberg.TableMetada
 	return ch, nil
 }
 
-// Register creates table name in namespace ns from reg, as part of snap:
-// the metadata's current schema (field ids kept, as the files carry them),
-// default partition spec and sort order, properties, format version, UUID
-// and location, then the current snapshot's live files through the path
-// an add-snapshot takes (statistics from the manifests, no data rewritten).
-// The Iceberg snapshot history is not carried over: the table's history
-// starts at snap, as a DuckLake table's does.
-func (c *Catalog) Register(ctx context.Context, tx pgx.Tx, snap *Snapshot, ns Namespace, name string, reg *Registration) (ducklake.Table, error) {
-	md := reg.Metadata
+// registrationPlan plans the table a metadata file describes: its current
+// schema (field ids kept, as the files carry them), default spec and sort
+// order, properties, format version and location. It also returns the
+// spec, nil when the table is unpartitioned.
+func registrationPlan(ns Namespace, name string, md *iceberg.TableMetadata, maxFormat int) (*tablePlan, *iceberg.PartitionSpec, error) {
 	schema := md.SchemaByID(md.CurrentSchemaID)
 	var spec *iceberg.PartitionSpec
 	for i := range md.PartitionSpecs {
@@ -193,11 +193,27 @@ func (c *Catalog) Register(ctx context.Context, tx pgx.Tx, snap *Snapshot, ns Na
 			order = o
 		}
 	}
-	p, err := planTable(ns, name, md.Location, schema, spec, order, md.Properties, false, c.maxFormat)
+	p, err := planTable(ns, name, md.Location, schema, spec, order, md.Properties, false, maxFormat)
+	if err != nil {
+		return nil, nil, err
+	}
+	p.formatVersion = max(p.formatVersion, md.FormatVersion)
+	return p, spec, nil
+}
+
+// Register creates table name in namespace ns from reg, as part of snap:
+// the metadata's current schema (field ids kept, as the files carry them),
+// default partition spec and sort order, properties, format version, UUID
+// and location, then the current snapshot's live files through the path
+// an add-snapshot takes (statistics from the manifests, no data rewritten).
+// The Iceberg snapshot history is not carried over: the table's history
+// starts at snap, as a DuckLake table's does.
+func (c *Catalog) Register(ctx context.Context, tx pgx.Tx, snap *Snapshot, ns Namespace, name string, reg *Registration) (ducklake.Table, error) {
+	md := reg.Metadata
+	p, spec, err := registrationPlan(ns, name, md, c.maxFormat)
 	if err != nil {
 		return ducklake.Table{}, err
 	}
-	p.formatVersion = max(p.formatVersion, md.FormatVersion)
 	// The table keeps its UUID (assert-table-uuid of clients that knew it
 	// still holds), unless another live table has it: two catalog entries
 	// writing one table's location would corrupt each other.
