@@ -22,10 +22,37 @@ const (
 	registerViewEndpoint  = "POST /v1/{prefix}/namespaces/{namespace}/register-view"
 )
 
-type registerTableRequest struct {
+// registerRequest is a RegisterTableRequest or a RegisterViewRequest
+// (which has no overwrite).
+type registerRequest struct {
 	Name             string `json:"name"`
 	MetadataLocation string `json:"metadata-location"`
 	Overwrite        bool   `json:"overwrite"`
+}
+
+// readRegistration checks and reads what both register routes start
+// with: write access, the request (kind "table" or "view"), the
+// namespace as of the current snapshot.
+func (s *Server) readRegistration(r *request, kind string) (registerRequest, schemaAt, error) {
+	var req registerRequest
+	if !r.p.CanWrite(r.ns) {
+		return req, schemaAt{}, forbidden("no write access to namespace %s", r.ns)
+	}
+	if err := s.readJSON(r.ctx, &req); err != nil {
+		return req, schemaAt{}, err
+	}
+	if err := checkName(kind, req.Name); err != nil {
+		return req, schemaAt{}, err
+	}
+	if req.MetadataLocation == "" {
+		return req, schemaAt{}, badRequest("a registration needs a metadata-location")
+	}
+	snap, err := s.currentSnapshot(r.ctx)
+	if err != nil {
+		return req, schemaAt{}, err
+	}
+	sc, err := s.schemaNamed(r.ctx, snap, r.ns)
+	return req, sc, err
 }
 
 // registerTable serves POST …/namespaces/{ns}/register: a DuckLake table
@@ -42,27 +69,10 @@ type registerTableRequest struct {
 // explicit choice. When the table does not exist, overwrite changes
 // nothing.
 func (s *Server) registerTable(r *request) error {
-	if !r.p.CanWrite(r.ns) {
-		return forbidden("no write access to namespace %s", r.ns)
-	}
 	if s.mat == nil {
 		return notImplemented(r)
 	}
-	var req registerTableRequest
-	if err := s.readJSON(r.ctx, &req); err != nil {
-		return err
-	}
-	if err := checkName("table", req.Name); err != nil {
-		return err
-	}
-	if req.MetadataLocation == "" {
-		return badRequest("a registration needs a metadata-location")
-	}
-	snap, err := s.currentSnapshot(r.ctx)
-	if err != nil {
-		return err
-	}
-	sc, err := s.schemaNamed(r.ctx, snap, r.ns)
+	req, sc, err := s.readRegistration(r, "table")
 	if err != nil {
 		return err
 	}
@@ -123,11 +133,6 @@ func (s *Server) registerClash(ctx context.Context, q ducklake.Querier, schemaID
 	return s.nameClash(ctx, q, schemaID, ns, name, kindTable)
 }
 
-type registerViewRequest struct {
-	Name             string `json:"name"`
-	MetadataLocation string `json:"metadata-location"`
-}
-
 // maxViewMetadataBytes bounds a view metadata file read for register-view.
 const maxViewMetadataBytes = 16 << 20
 
@@ -138,24 +143,7 @@ const maxViewMetadataBytes = 16 << 20
 // credentials. The view keeps its UUID; a live view with that UUID is the
 // same view, registered already (409).
 func (s *Server) registerView(r *request) error {
-	if !r.p.CanWrite(r.ns) {
-		return forbidden("no write access to namespace %s", r.ns)
-	}
-	var req registerViewRequest
-	if err := s.readJSON(r.ctx, &req); err != nil {
-		return err
-	}
-	if err := checkName("view", req.Name); err != nil {
-		return err
-	}
-	if req.MetadataLocation == "" {
-		return badRequest("a registration needs a metadata-location")
-	}
-	snap, err := s.currentSnapshot(r.ctx)
-	if err != nil {
-		return err
-	}
-	sc, err := s.schemaNamed(r.ctx, snap, r.ns)
+	req, sc, err := s.readRegistration(r, "view")
 	if err != nil {
 		return err
 	}
