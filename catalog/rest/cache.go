@@ -10,9 +10,18 @@ import (
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 )
 
-// snapshotCache holds the catalog's current snapshot id for a short TTL, so
-// a burst of LoadTable calls costs Postgres one max(snapshot_id) lookup per
-// TTL instead of one per request.
+// catalogState is what every table's Iceberg history depends on: the
+// newest snapshot, and the oldest one left — DuckDB's
+// ducklake_expire_snapshots removes the oldest without committing a new
+// one, and a history cached before it would still list them.
+type catalogState struct {
+	id    int64 // the current snapshot
+	floor int64 // the oldest snapshot; 0 when not known yet
+}
+
+// snapshotCache holds the catalog's state for a short TTL, so a burst of
+// LoadTable calls costs Postgres one max/min(snapshot_id) lookup (two index
+// probes) per TTL instead of one per request.
 type snapshotCache struct {
 	ttl time.Duration
 	cur atomic.Pointer[snapState]
@@ -20,39 +29,42 @@ type snapshotCache struct {
 }
 
 type snapState struct {
-	id int64
-	at time.Time // monotonic: when id was read
+	catalogState
+	at time.Time // monotonic: when it was read
 }
 
-// get returns the current snapshot id, reading it with load when the cached
+// get returns the catalog's state, reading it with load when the cached
 // one is older than the TTL. Concurrent callers share one refresh.
-func (c *snapshotCache) get(ctx context.Context, load func(context.Context) (int64, error)) (int64, error) {
+func (c *snapshotCache) get(ctx context.Context, load func(context.Context) (catalogState, error)) (catalogState, error) {
 	if st := c.cur.Load(); st != nil && time.Since(st.at) < c.ttl {
-		return st.id, nil
+		return st.catalogState, nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if st := c.cur.Load(); st != nil && time.Since(st.at) < c.ttl {
-		return st.id, nil
+		return st.catalogState, nil
 	}
 	start := time.Now()
-	id, err := load(ctx)
+	st, err := load(ctx)
 	if err != nil {
-		return 0, err
+		return catalogState{}, err
 	}
-	c.set(id, start)
-	return id, nil
+	c.set(st, start)
+	return c.cur.Load().catalogState, nil
 }
 
-// set records id as current as of at, unless a newer id is already known
-// (snapshot ids only grow).
-func (c *snapshotCache) set(id int64, at time.Time) {
+// set records st as current as of at, unless a newer snapshot is already
+// known (snapshot ids only grow). A floor of 0 keeps the known one.
+func (c *snapshotCache) set(st catalogState, at time.Time) {
 	for {
 		old := c.cur.Load()
-		if old != nil && old.id > id {
+		if old != nil && old.id > st.id {
 			return
 		}
-		if c.cur.CompareAndSwap(old, &snapState{id: id, at: at}) {
+		if st.floor == 0 && old != nil {
+			st.floor = old.floor
+		}
+		if c.cur.CompareAndSwap(old, &snapState{catalogState: st, at: at}) {
 			return
 		}
 	}
@@ -62,19 +74,25 @@ func (c *snapshotCache) set(id int64, at time.Time) {
 // NOTIFY from the ducklake_snapshot trigger, say), so LoadTable serves it at
 // once instead of after SnapshotTTL. Out-of-order and repeated ids are
 // harmless: the current id only grows.
-func (s *Server) ObserveSnapshot(id int64) { s.snap.set(id, time.Now()) }
+func (s *Server) ObserveSnapshot(id int64) { s.snap.set(catalogState{id: id}, time.Now()) }
 
 // currentSnapshot is the current snapshot id, at most SnapshotTTL old.
 func (s *Server) currentSnapshot(ctx context.Context) (int64, error) {
-	return s.snap.get(ctx, func(ctx context.Context) (int64, error) {
-		var id *int64
-		if err := s.db.QueryRow(ctx, `SELECT max(snapshot_id) FROM `+s.t("ducklake_snapshot")).Scan(&id); err != nil {
-			return 0, fmt.Errorf("read the current snapshot: %w", err)
+	st, err := s.currentState(ctx)
+	return st.id, err
+}
+
+// currentState is the catalog's state, at most SnapshotTTL old.
+func (s *Server) currentState(ctx context.Context) (catalogState, error) {
+	return s.snap.get(ctx, func(ctx context.Context) (catalogState, error) {
+		var id, floor *int64
+		if err := s.db.QueryRow(ctx, `SELECT max(snapshot_id), min(snapshot_id) FROM `+s.t("ducklake_snapshot")).Scan(&id, &floor); err != nil {
+			return catalogState{}, fmt.Errorf("read the current snapshot: %w", err)
 		}
 		if id == nil {
-			return 0, fmt.Errorf("read the current snapshot: ducklake_snapshot is empty: %w", ducklake.ErrNotCatalog)
+			return catalogState{}, fmt.Errorf("read the current snapshot: ducklake_snapshot is empty: %w", ducklake.ErrNotCatalog)
 		}
-		return *id, nil
+		return catalogState{id: *id, floor: *floor}, nil
 	})
 }
 
@@ -82,6 +100,7 @@ func (s *Server) currentSnapshot(ctx context.Context) (int64, error) {
 // Entries are immutable; revalidating one stores a copy.
 type loadEntry struct {
 	snap     int64 // catalog snapshot the entry was last found valid at
+	floor    int64 // the catalog's oldest snapshot then (see catalogState)
 	table    ducklake.Table
 	location string
 	metadata []byte // the metadata as served (snapshots filtered for refs)

@@ -12,14 +12,14 @@ import (
 func TestSnapshotCache(t *testing.T) {
 	c := snapshotCache{ttl: time.Hour}
 	var loads atomic.Int64
-	load := func(context.Context) (int64, error) { loads.Add(1); return 7, nil }
+	load := func(context.Context) (catalogState, error) { loads.Add(1); return catalogState{id: 7, floor: 1}, nil }
 	var wg sync.WaitGroup
 	for i := 0; i < 16; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if id, err := c.get(context.Background(), load); err != nil || id != 7 {
-				t.Errorf("get = %d, %v", id, err)
+			if st, err := c.get(context.Background(), load); err != nil || st != (catalogState{7, 1}) {
+				t.Errorf("get = %+v, %v", st, err)
 			}
 		}()
 	}
@@ -27,20 +27,24 @@ func TestSnapshotCache(t *testing.T) {
 	if n := loads.Load(); n != 1 {
 		t.Errorf("16 concurrent gets loaded %d times, want 1", n)
 	}
-	// Observed ids only move forward.
-	c.set(9, time.Now())
-	c.set(8, time.Now())
-	if id, _ := c.get(context.Background(), load); id != 9 {
-		t.Errorf("after set(9), set(8): %d", id)
+	// Observed ids only move forward, and keep the known floor.
+	c.set(catalogState{id: 9}, time.Now())
+	c.set(catalogState{id: 8}, time.Now())
+	if st, _ := c.get(context.Background(), load); st != (catalogState{9, 1}) {
+		t.Errorf("after set(9), set(8): %+v", st)
 	}
-	// An expired id is reloaded; a failed load is reported, not cached.
+	// An expired state is reloaded; a failed load is reported, not cached.
 	c.ttl = 0
 	boom := errors.New("boom")
-	if _, err := c.get(context.Background(), func(context.Context) (int64, error) { return 0, boom }); !errors.Is(err, boom) {
+	if _, err := c.get(context.Background(), func(context.Context) (catalogState, error) { return catalogState{}, boom }); !errors.Is(err, boom) {
 		t.Errorf("failed load: %v", err)
 	}
-	if id, _ := c.get(context.Background(), func(context.Context) (int64, error) { return 12, nil }); id != 12 {
-		t.Errorf("reload = %d", id)
+	if st, _ := c.get(context.Background(), func(context.Context) (catalogState, error) { return catalogState{12, 1}, nil }); st != (catalogState{12, 1}) {
+		t.Errorf("reload = %+v", st)
+	}
+	// Snapshots expired without a new one: the same id, a higher floor.
+	if st, _ := c.get(context.Background(), func(context.Context) (catalogState, error) { return catalogState{12, 5}, nil }); st != (catalogState{12, 5}) {
+		t.Errorf("after an expiry = %+v, want the new floor", st)
 	}
 }
 

@@ -55,7 +55,7 @@ func (s *Server) commitDDL(ctx context.Context, author string, do func(ctx conte
 		}
 		id, err := s.tryDDL(ctx, author, do)
 		if err == nil {
-			s.snap.set(id, time.Now())
+			s.snap.set(catalogState{id: id}, time.Now())
 			return id, nil
 		}
 		if !retryable(err) {

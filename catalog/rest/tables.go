@@ -161,28 +161,30 @@ func (s *Server) loadTable(r *request) error {
 // else by asking the materialiser, once per key however many requests miss
 // together.
 func (s *Server) loadEntry(r *request, form byte, asOf int64) (*loadEntry, error) {
+	st, err := s.currentState(r.ctx)
+	if err != nil {
+		return nil, err
+	}
 	snap := asOf
 	if asOf == 0 {
-		var err error
-		if snap, err = s.currentSnapshot(r.ctx); err != nil {
-			return nil, err
-		}
+		snap = st.id
 	}
 	var kb [128]byte
 	key := appendLoadKey(kb[:0], form, asOf, r.ns, r.table)
 	old := s.cache.get(key)
-	if old != nil && old.snap == snap {
+	if old != nil && old.snap == snap && old.floor == st.floor {
 		return old, nil
 	}
 	return s.flight.do(string(key), func() (*loadEntry, error) {
 		// Another caller of this flight may have just refreshed it.
-		if e := s.cache.get(key); e != nil && e.snap >= snap {
+		if e := s.cache.get(key); e != nil && e.snap >= snap && e.floor == st.floor {
 			return e, nil
 		}
 		e, err := s.buildEntry(r.ctx, r.ns, r.table, form, asOf, snap, old)
 		if err != nil {
 			return nil, err
 		}
+		e.floor = st.floor
 		s.cache.put(key, e)
 		return e, nil
 	})

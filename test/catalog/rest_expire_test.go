@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -239,4 +240,40 @@ func mustInt(t *testing.T, s string) int64 {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestLoadTableAfterDuckDBExpiry: DuckDB's ducklake_expire_snapshots
+// commits no snapshot, yet the history it leaves is shorter; LoadTable
+// must not keep answering from a cached history that lists the expired
+// snapshots.
+func TestLoadTableAfterDuckDBExpiry(t *testing.T) {
+	env := newRestEnv(t)
+	env.duck("CREATE SCHEMA l.sales", "CREATE TABLE l.sales.ex (id INTEGER)",
+		"INSERT INTO l.sales.ex VALUES (1)", "INSERT INTO l.sales.ex VALUES (2)", "INSERT INTO l.sales.ex VALUES (3)")
+	tok := env.token("reader")
+	snapshots := func() []int64 {
+		lr, _ := env.meta(t, tok, "sales", "ex")
+		var md struct {
+			Snapshots []struct {
+				ID int64 `json:"snapshot-id"`
+			} `json:"snapshots"`
+		}
+		if err := json.Unmarshal(lr.Metadata, &md); err != nil {
+			t.Fatal(err)
+		}
+		var ids []int64
+		for _, s := range md.Snapshots {
+			ids = append(ids, s.ID)
+		}
+		return ids
+	}
+	before := snapshots()
+	if len(before) != 3 {
+		t.Fatalf("snapshots before the expiry: %v", before)
+	}
+	env.duck("SELECT count(*) FROM ducklake_expire_snapshots('l', older_than => now())")
+	time.Sleep(100 * time.Millisecond) // the catalog's SnapshotTTL is 20 ms here
+	if after := snapshots(); !slices.Equal(after, before[2:]) {
+		t.Errorf("snapshots after DuckDB expired all but the current one: %v, want %v", after, before[2:])
+	}
 }
