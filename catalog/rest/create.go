@@ -65,11 +65,7 @@ func (s *Server) createTable(r *request) error {
 // location, with credentials for the table's location when asked for (the
 // client may write data files before it commits).
 func (s *Server) stageTable(r *request, req *commit.CreateTableRequest) error {
-	snap, err := s.currentSnapshot(r.ctx)
-	if err != nil {
-		return err
-	}
-	sc, err := s.schemaNamed(r.ctx, snap, r.ns)
+	snap, sc, err := s.schemaNow(r.ctx, r.ns)
 	if err != nil {
 		return err
 	}

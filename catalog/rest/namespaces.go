@@ -74,6 +74,17 @@ func (s *Server) schemas(ctx context.Context, snap int64, name string) ([]schema
 	return out, nil
 }
 
+// schemaNow is the current snapshot and the namespace name as of it
+// (NoSuchNamespace when it does not exist).
+func (s *Server) schemaNow(ctx context.Context, name string) (int64, schemaAt, error) {
+	snap, err := s.currentSnapshot(ctx)
+	if err != nil {
+		return 0, schemaAt{}, err
+	}
+	sc, err := s.schemaNamed(ctx, snap, name)
+	return snap, sc, err
+}
+
 // schemaNamed finds schema name at snap, or answers NoSuchNamespace.
 func (s *Server) schemaNamed(ctx context.Context, snap int64, name string) (schemaAt, error) {
 	scs, err := s.schemas(ctx, snap, name)
@@ -149,11 +160,7 @@ func (s *Server) loadNamespace(r *request) error {
 	if !r.p.CanRead(r.ns) {
 		return forbidden("no read access to namespace %s", r.ns)
 	}
-	snap, err := s.currentSnapshot(r.ctx)
-	if err != nil {
-		return err
-	}
-	sc, err := s.schemaNamed(r.ctx, snap, r.ns)
+	_, sc, err := s.schemaNow(r.ctx, r.ns)
 	if err != nil {
 		return err
 	}
@@ -182,11 +189,7 @@ func (s *Server) namespaceExists(r *request) error {
 	if !r.p.CanRead(r.ns) {
 		return forbidden("no read access to namespace %s", r.ns)
 	}
-	snap, err := s.currentSnapshot(r.ctx)
-	if err != nil {
-		return err
-	}
-	if _, err := s.schemaNamed(r.ctx, snap, r.ns); err != nil {
+	if _, _, err := s.schemaNow(r.ctx, r.ns); err != nil {
 		return err
 	}
 	r.ctx.SetStatusCode(fasthttp.StatusNoContent)

@@ -47,11 +47,7 @@ func (s *Server) readRegistration(r *request, kind string) (registerRequest, sch
 	if req.MetadataLocation == "" {
 		return req, schemaAt{}, badRequest("a registration needs a metadata-location")
 	}
-	snap, err := s.currentSnapshot(r.ctx)
-	if err != nil {
-		return req, schemaAt{}, err
-	}
-	sc, err := s.schemaNamed(r.ctx, snap, r.ns)
+	_, sc, err := s.schemaNow(r.ctx, r.ns)
 	return req, sc, err
 }
 

@@ -47,11 +47,7 @@ func (s *Server) listTables(r *request) error {
 	if !r.p.CanRead(r.ns) {
 		return forbidden("no read access to namespace %s", r.ns)
 	}
-	snap, err := s.currentSnapshot(r.ctx)
-	if err != nil {
-		return err
-	}
-	sc, err := s.schemaNamed(r.ctx, snap, r.ns)
+	snap, sc, err := s.schemaNow(r.ctx, r.ns)
 	if err != nil {
 		return err
 	}
