@@ -313,23 +313,24 @@ func TestCommitRegistersFiles(t *testing.T) {
 	}
 	positions := func(location, dataFile string) []int64 {
 		t.Helper()
-		paths, pos, err := readPositionDeletes(ctx, l.objects[location])
+		pd, err := materialize.ReadPositionDeletes(ctx, l.objects[location])
 		if err != nil {
 			t.Fatalf("%s: %v", location, err)
 		}
-		for _, p := range paths {
+		pos := pd.Pos
+		for _, p := range pd.Paths {
 			if p != dataFile {
 				t.Errorf("%s names %s, want %s", location, p, dataFile)
 			}
 		}
 		return pos
 	}
-	first, err := writePositionDeletes(b.Path, []int64{3, 7})
+	first, err := materialize.WritePositionDeletes(b.Path, []int64{3, 7})
 	if err != nil {
 		t.Fatal(err)
 	}
 	l.objects[del.Path] = first
-	second, err := writePositionDeletes(b.Path, []int64{7, 9})
+	second, err := materialize.WritePositionDeletes(b.Path, []int64{7, 9})
 	if err != nil {
 		t.Fatal(err)
 	}

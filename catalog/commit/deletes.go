@@ -1,25 +1,17 @@
 package commit
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/iceberg"
+	"github.com/duckicelake/duckicelake/catalog/materialize"
 )
 
 // ObjectWriter writes whole objects by location ("s3://bucket/key"). When
@@ -66,10 +58,11 @@ func (c *Catalog) addDelete(ctx context.Context, tx pgx.Tx, snap *Snapshot, t du
 	if err != nil {
 		return objectError("position delete file", f.Path, err)
 	}
-	paths, pos, err := readPositionDeletes(ctx, body)
+	pd, err := materialize.ReadPositionDeletes(ctx, body)
 	if err != nil {
 		return invalid("position delete file %s: %v", f.Path, err)
 	}
+	paths, pos := pd.Paths, pd.Pos
 	if paths == nil {
 		return invalid("position delete file %s has no file_path column", f.Path)
 	}
@@ -111,11 +104,11 @@ func (c *Catalog) addDelete(ctx context.Context, tx pgx.Tx, snap *Snapshot, t du
 			if err != nil {
 				return objectError("delete file", d.deletePath, err)
 			}
-			_, oldPos, err := readPositionDeletes(ctx, old)
+			oldDeletes, err := materialize.ReadPositionDeletes(ctx, old)
 			if err != nil {
 				return fmt.Errorf("delete file %s: %w", d.deletePath, err)
 			}
-			positions = append(positions, oldPos...)
+			positions = append(positions, oldDeletes.Pos...)
 			if err := c.endRow(ctx, tx, snap, "ducklake_delete_file", "delete_file_id", d.deleteID, d.deleteBegin); err != nil {
 				return err
 			}
@@ -130,7 +123,7 @@ func (c *Catalog) addDelete(ctx context.Context, tx pgx.Tx, snap *Snapshot, t du
 		}
 		slices.Sort(positions)
 		positions = slices.Compact(positions)
-		out, err := writePositionDeletes(p, positions)
+		out, err := materialize.WritePositionDeletes(p, positions)
 		if err != nil {
 			return fmt.Errorf("write the position deletes of %s: %w", p, err)
 		}
@@ -174,131 +167,4 @@ func (c *Catalog) insertDelete(ctx context.Context, tx pgx.Tx, snap *Snapshot, t
 	}
 	d.deleteID, d.deletePath, d.deleteBegin = id, location, snap.ID
 	return nil
-}
-
-// readPositionDeletes reads a Parquet position delete file: its file_path
-// column (nil when it has none, as in some DuckLake delete files) and its
-// pos column.
-func readPositionDeletes(ctx context.Context, body []byte) (paths []string, pos []int64, err error) {
-	defer func() {
-		// The Parquet reader panics on some corrupt input; a bad client file
-		// must fail the commit, not the process.
-		if p := recover(); p != nil {
-			err = fmt.Errorf("corrupt Parquet file: %v", p)
-		}
-	}()
-	pf, err := file.NewParquetReader(bytes.NewReader(body))
-	if err != nil {
-		return nil, nil, err
-	}
-	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, memory.DefaultAllocator)
-	if err != nil {
-		return nil, nil, err
-	}
-	sc := pf.MetaData().Schema
-	posCol := sc.ColumnIndexByName("pos")
-	if posCol < 0 {
-		return nil, nil, errors.New("no pos column")
-	}
-	err = readColumn(ctx, fr, posCol, func(a arrow.Array) error {
-		ints, ok := a.(*array.Int64)
-		if !ok {
-			return fmt.Errorf("pos is %s, want int64", a.DataType())
-		}
-		for i := range ints.Len() {
-			if ints.IsNull(i) {
-				return errors.New("null pos")
-			}
-			pos = append(pos, ints.Value(i))
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	pathCol := sc.ColumnIndexByName("file_path")
-	if pathCol < 0 {
-		return nil, pos, nil
-	}
-	paths = make([]string, 0, len(pos))
-	err = readColumn(ctx, fr, pathCol, func(a arrow.Array) error {
-		for i := range a.Len() {
-			if a.IsNull(i) {
-				return errors.New("null file_path")
-			}
-			switch s := a.(type) {
-			case *array.String:
-				paths = append(paths, s.Value(i))
-			case *array.Binary:
-				paths = append(paths, string(s.Value(i)))
-			default:
-				return fmt.Errorf("file_path is %s, want string", a.DataType())
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(paths) != len(pos) {
-		return nil, nil, fmt.Errorf("file_path has %d rows, pos %d", len(paths), len(pos))
-	}
-	return paths, pos, nil
-}
-
-func readColumn(ctx context.Context, fr *pqarrow.FileReader, col int, each func(arrow.Array) error) error {
-	cr, err := fr.GetColumn(ctx, col)
-	if err != nil {
-		return err
-	}
-	chunked, err := cr.NextBatch(fr.ParquetReader().NumRows())
-	if err != nil {
-		return err
-	}
-	defer chunked.Release()
-	for _, a := range chunked.Chunks() {
-		if err := each(a); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// writePositionDeletes writes an Iceberg position delete file: (file_path,
-// pos) rows for one data file, positions ascending, with the reserved
-// Iceberg field ids.
-func writePositionDeletes(dataFile string, positions []int64) ([]byte, error) {
-	fieldID := func(id int) arrow.Metadata {
-		return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{strconv.Itoa(id)})
-	}
-	sc := arrow.NewSchema([]arrow.Field{
-		{Name: "file_path", Type: arrow.BinaryTypes.String, Metadata: fieldID(iceberg.PositionDeleteFilePathID)},
-		{Name: "pos", Type: arrow.PrimitiveTypes.Int64, Metadata: fieldID(iceberg.PositionDeletePosID)},
-	}, nil)
-	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-	defer b.Release()
-	paths := b.Field(0).(*array.StringBuilder)
-	pos := b.Field(1).(*array.Int64Builder)
-	for _, p := range positions {
-		paths.Append(dataFile)
-		pos.Append(p)
-	}
-	rec := b.NewRecordBatch()
-	defer rec.Release()
-	var buf bytes.Buffer
-	w, err := pqarrow.NewFileWriter(sc, &buf,
-		parquet.NewWriterProperties(parquet.WithCreatedBy("duckicelake"), parquet.WithCompression(compress.Codecs.Zstd), parquet.WithStats(true)),
-		pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(memory.DefaultAllocator)))
-	if err != nil {
-		return nil, err
-	}
-	if err := w.Write(rec); err != nil {
-		w.Close()
-		return nil, err
-	}
-	if err := w.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/duckicelake/duckicelake/catalog/iceberg"
+	"github.com/duckicelake/duckicelake/catalog/materialize"
 )
 
 func TestPositionDeletesRoundTrip(t *testing.T) {
@@ -27,14 +28,15 @@ func TestPositionDeletesRoundTrip(t *testing.T) {
 		{"empty", "s3://lake/t/data/c.parquet", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			body, err := writePositionDeletes(tc.file, tc.pos)
+			body, err := materialize.WritePositionDeletes(tc.file, tc.pos)
 			if err != nil {
 				t.Fatal(err)
 			}
-			paths, pos, err := readPositionDeletes(context.Background(), body)
+			pd, err := materialize.ReadPositionDeletes(context.Background(), body)
 			if err != nil {
 				t.Fatal(err)
 			}
+			paths, pos := pd.Paths, pd.Pos
 			if !slices.Equal(pos, tc.pos) || len(paths) != len(tc.pos) {
 				t.Fatalf("read %v %v, wrote %v", paths, pos, tc.pos)
 			}
@@ -48,12 +50,12 @@ func TestPositionDeletesRoundTrip(t *testing.T) {
 }
 
 func TestReadPositionDeletesCorrupt(t *testing.T) {
-	body, err := writePositionDeletes("s3://lake/a.parquet", []int64{1, 2, 3})
+	body, err := materialize.WritePositionDeletes("s3://lake/a.parquet", []int64{1, 2, 3})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, b := range [][]byte{nil, []byte("PAR1"), body[:len(body)/2], body[len(body)/2:]} {
-		if _, _, err := readPositionDeletes(context.Background(), b); err == nil {
+		if _, err := materialize.ReadPositionDeletes(context.Background(), b); err == nil {
 			t.Errorf("%d bytes: no error", len(b))
 		}
 	}

@@ -579,7 +579,7 @@ func (b *builder) cumulativeDeletes(target *item, n int, at func(i int) (snap, p
 		sorted := slices.Clone(positions)
 		slices.Sort(sorted)
 		sorted = slices.Compact(sorted)
-		body, err := writePositionDeletes(target.file.Path, sorted)
+		body, err := WritePositionDeletes(target.file.Path, sorted)
 		if err != nil {
 			return fmt.Errorf("position deletes of %s: %w", target.file.Path, err)
 		}

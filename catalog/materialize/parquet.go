@@ -128,9 +128,10 @@ func writeRecord(sc *arrow.Schema, rec arrow.RecordBatch) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// writePositionDeletes writes an Iceberg position delete file: (file_path,
-// pos) rows for one data file, positions ascending.
-func writePositionDeletes(dataFile string, positions []int64) ([]byte, error) {
+// WritePositionDeletes writes an Iceberg position delete file: (file_path,
+// pos) rows for one data file, positions ascending, with the reserved
+// Iceberg field ids.
+func WritePositionDeletes(dataFile string, positions []int64) ([]byte, error) {
 	sc := arrow.NewSchema([]arrow.Field{
 		{Name: "file_path", Type: arrow.BinaryTypes.String, Metadata: fieldIDMeta(iceberg.PositionDeleteFilePathID)},
 		{Name: "pos", Type: arrow.PrimitiveTypes.Int64, Metadata: fieldIDMeta(iceberg.PositionDeletePosID)},

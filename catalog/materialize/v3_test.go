@@ -289,7 +289,7 @@ func TestMaterialiseV3ReadsDeleteFiles(t *testing.T) {
 	h.DeletePositions = nil
 	h.DeleteFiles = h.DeleteFiles[:1] // A's, read from the store below
 	mem := NewMemWriter()
-	body, err := writePositionDeletes("s3://lake/main/ev/year=2023/bucket=1/a.parquet", []int64{3, 4, 8})
+	body, err := WritePositionDeletes("s3://lake/main/ev/year=2023/bucket=1/a.parquet", []int64{3, 4, 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +317,7 @@ func TestMaterialiseV3ReadsDeleteFiles(t *testing.T) {
 func TestReadDeletePositionsSnapshotColumn(t *testing.T) {
 	// DuckDB's delete files with a snapshot column are written by the
 	// integration test; here, a file without one reads as snapshot 0.
-	body, err := writePositionDeletes("x", []int64{5, 1, 9})
+	body, err := WritePositionDeletes("x", []int64{5, 1, 9})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,7 +383,7 @@ func TestPositionCache(t *testing.T) {
 	ctx := context.Background()
 	mem := NewMemWriter()
 	for _, d := range eventsHistoryV3().DeleteFiles {
-		body, err := writePositionDeletes("x", []int64{3, 4})
+		body, err := WritePositionDeletes("x", []int64{3, 4})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -143,12 +143,24 @@ func (c *PositionCache) positions(ctx context.Context, location string) ([]Delet
 // holds deletions of several snapshots.
 const ducklakeSnapshotColumn = "_ducklake_internal_snapshot_id"
 
-// readDeletePositions reads the pos column (and the snapshot column, if
-// there is one) of a Parquet position delete file.
-func readDeletePositions(ctx context.Context, body []byte) (_ []DeletedPosition, err error) {
+// PositionDeletes is the content of a Parquet position delete file.
+type PositionDeletes struct {
+	// Pos are the deleted row positions, in file order.
+	Pos []int64
+	// Paths is the file_path column, like Pos; nil when the file has none
+	// (as some of DuckLake's delete files).
+	Paths []string
+	// Snapshots is DuckDB's _ducklake_internal_snapshot_id column, like
+	// Pos (0 where null); nil when the file has none.
+	Snapshots []int64
+}
+
+// ReadPositionDeletes reads a Parquet position delete file, an untrusted
+// one too: a corrupt file is an error, never a panic.
+func ReadPositionDeletes(ctx context.Context, body []byte) (_ *PositionDeletes, err error) {
 	defer func() {
-		// The Parquet reader panics on some corrupt input; a bad file in
-		// storage must fail the build, not the process.
+		// The Parquet reader panics on some corrupt input; a bad file must
+		// fail the build or the commit, not the process.
 		if p := recover(); p != nil {
 			err = fmt.Errorf("corrupt Parquet file: %v", p)
 		}
@@ -171,37 +183,62 @@ func readDeletePositions(ctx context.Context, body []byte) (_ []DeletedPosition,
 	if err != nil {
 		return nil, fmt.Errorf("pos: %w", err)
 	}
-	out := make([]DeletedPosition, len(pos))
-	for i, p := range pos {
+	for i := range pos {
 		if !valid[i] {
 			return nil, fmt.Errorf("row %d: null position", i)
 		}
-		out[i].Pos = p
 	}
+	out := &PositionDeletes{Pos: pos}
 	if snapCol := sc.ColumnIndexByName(ducklakeSnapshotColumn); snapCol >= 0 {
-		snaps, valid, err := readInt64Column(ctx, fr, snapCol)
+		snaps, _, err := readInt64Column(ctx, fr, snapCol)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", ducklakeSnapshotColumn, err)
 		}
-		if len(snaps) != len(out) {
-			return nil, fmt.Errorf("%s has %d rows, pos %d", ducklakeSnapshotColumn, len(snaps), len(out))
+		if len(snaps) != len(pos) {
+			return nil, fmt.Errorf("%s has %d rows, pos %d", ducklakeSnapshotColumn, len(snaps), len(pos))
 		}
-		for i, s := range snaps {
-			if valid[i] {
-				out[i].Snapshot = s
-			}
+		out.Snapshots = snaps
+	}
+	if pathCol := sc.ColumnIndexByName("file_path"); pathCol >= 0 {
+		if out.Paths, err = readStringColumn(ctx, fr, pathCol); err != nil {
+			return nil, fmt.Errorf("file_path: %w", err)
+		}
+		if len(out.Paths) != len(pos) {
+			return nil, fmt.Errorf("file_path has %d rows, pos %d", len(out.Paths), len(pos))
 		}
 	}
 	return out, nil
 }
 
-// readInt64Column reads leaf column col: values, and whether each is non-null.
-func readInt64Column(ctx context.Context, fr *pqarrow.FileReader, col int) ([]int64, []bool, error) {
+// readDeletePositions reads the positions (and snapshots, when the file
+// has them) of a Parquet position delete file.
+func readDeletePositions(ctx context.Context, body []byte) ([]DeletedPosition, error) {
+	pd, err := ReadPositionDeletes(ctx, body)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DeletedPosition, len(pd.Pos))
+	for i, p := range pd.Pos {
+		out[i].Pos = p
+		if pd.Snapshots != nil {
+			out[i].Snapshot = pd.Snapshots[i]
+		}
+	}
+	return out, nil
+}
+
+// readChunks reads all of leaf column col; the caller releases it.
+func readChunks(ctx context.Context, fr *pqarrow.FileReader, col int) (*arrow.Chunked, error) {
 	cr, err := fr.GetColumn(ctx, col)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	chunked, err := cr.NextBatch(fr.ParquetReader().NumRows())
+	return cr.NextBatch(fr.ParquetReader().NumRows())
+}
+
+// readInt64Column reads leaf column col: values, and whether each is non-null.
+func readInt64Column(ctx context.Context, fr *pqarrow.FileReader, col int) ([]int64, []bool, error) {
+	chunked, err := readChunks(ctx, fr, col)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -219,6 +256,32 @@ func readInt64Column(ctx context.Context, fr *pqarrow.FileReader, col int) ([]in
 		}
 	}
 	return vals, valid, nil
+}
+
+// readStringColumn reads leaf column col of strings (or binary), none null.
+func readStringColumn(ctx context.Context, fr *pqarrow.FileReader, col int) ([]string, error) {
+	chunked, err := readChunks(ctx, fr, col)
+	if err != nil {
+		return nil, err
+	}
+	defer chunked.Release()
+	out := make([]string, 0, chunked.Len())
+	for _, c := range chunked.Chunks() {
+		for i := range c.Len() {
+			if c.IsNull(i) {
+				return nil, fmt.Errorf("row %d: null", len(out))
+			}
+			switch s := c.(type) {
+			case *array.String:
+				out = append(out, s.Value(i))
+			case *array.Binary:
+				out = append(out, string(s.Value(i)))
+			default:
+				return nil, fmt.Errorf("type %s, want string", c.DataType())
+			}
+		}
+	}
+	return out, nil
 }
 
 // GetObject reads the local file at location (a path or file:// URL).
