@@ -527,7 +527,7 @@ func (c *Catalog) applyMetadata(ctx context.Context, tx pgx.Tx, snap *Snapshot, 
 		}
 	}
 	if p.formatVersion > base.FormatVersion {
-		set[FormatVersionProperty] = strconv.Itoa(p.formatVersion)
+		set[formatVersionProperty] = strconv.Itoa(p.formatVersion)
 	}
 	if len(set) > 0 || len(remove) > 0 || len(p.refs) > 0 || len(p.removeRefs) > 0 {
 		// The metadata changes though DuckLake's rows do not: the change

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
+	"github.com/duckicelake/duckicelake/catalog/materialize"
 )
 
 // Snapshot is the DuckLake snapshot one Postgres transaction is writing:
@@ -83,14 +84,14 @@ type Config struct {
 	MaxObjectBytes int64
 	// MaxFormatVersion is the newest Iceberg format version tables may be
 	// created in or upgraded to (2): the one the catalog's materialiser
-	// serves. A table's version is the FormatVersionProperty.
+	// serves. A table's version is the formatVersionProperty.
 	MaxFormatVersion int
 }
 
-// FormatVersionProperty is the sidecar table property that chooses the
-// Iceberg format version a table is served in ("2" or "3"); the catalog
-// sets it on create and upgrade-format-version, clients cannot set it.
-const FormatVersionProperty = "duckicelake.format-version"
+// formatVersionProperty chooses the Iceberg format version a table is
+// served in; catalog/materialize reads it. The catalog sets it on create
+// and upgrade-format-version, clients cannot set it.
+const formatVersionProperty = materialize.FormatVersionProperty
 
 // New returns a Catalog.
 func New(cfg Config) *Catalog {

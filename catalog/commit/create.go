@@ -376,7 +376,7 @@ func (c *Catalog) writeTable(ctx context.Context, tx pgx.Tx, snap *Snapshot, ns 
 	props := p.properties
 	if p.formatVersion > 2 {
 		props = maps.Clone(props)
-		props[FormatVersionProperty] = strconv.Itoa(p.formatVersion)
+		props[formatVersionProperty] = strconv.Itoa(p.formatVersion)
 	}
 	if err := c.setProperties(ctx, tx, id, props, nil); err != nil {
 		return ducklake.Table{}, err
