@@ -69,13 +69,9 @@ func (m *Manifests) read(ctx context.Context, c *Catalog, location string, s *ic
 	if _, ok := m.lists[listPath]; ok {
 		return nil
 	}
-	data, err := c.objects.ReadObject(ctx, listPath, c.maxObjectBytes)
+	list, err := c.readManifestList(ctx, s.ManifestList, location)
 	if err != nil {
-		return objectError("manifest list", s.ManifestList, err)
-	}
-	list, err := iceberg.ReadManifestList(data)
-	if err != nil {
-		return invalid("manifest list %s: %v", s.ManifestList, err)
+		return err
 	}
 	m.lists[listPath] = list
 	for _, mf := range list.Files {
@@ -83,21 +79,72 @@ func (m *Manifests) read(ctx context.Context, c *Catalog, location string, s *ic
 			continue
 		}
 		path := normLocation(mf.Path)
-		if !under(path, location) {
-			return newError(ErrForbidden, "manifest %s is not inside the table location %s", mf.Path, location)
-		}
 		if _, ok := m.manifests[path]; ok {
 			continue
 		}
-		data, err := c.objects.ReadObject(ctx, path, c.maxObjectBytes)
+		man, err := c.readManifest(ctx, mf, location)
 		if err != nil {
-			return objectError("manifest", mf.Path, err)
-		}
-		man, err := iceberg.ReadManifest(data)
-		if err != nil {
-			return invalid("manifest %s: %v", mf.Path, err)
+			return err
 		}
 		m.manifests[path] = man
+	}
+	return nil
+}
+
+// readManifestList reads the manifest list at path, which must be inside
+// location (the table's, without a trailing "/").
+func (c *Catalog) readManifestList(ctx context.Context, path, location string) (*iceberg.ManifestListFile, error) {
+	norm := normLocation(path)
+	if !under(norm, location) {
+		return nil, newError(ErrForbidden, "manifest list %s is not inside the table location %s", path, location)
+	}
+	data, err := c.objects.ReadObject(ctx, norm, c.maxObjectBytes)
+	if err != nil {
+		return nil, objectError("manifest list", path, err)
+	}
+	list, err := iceberg.ReadManifestList(data)
+	if err != nil {
+		return nil, invalid("manifest list %s: %v", path, err)
+	}
+	return list, nil
+}
+
+// readManifest reads the manifest mf names, which must be inside location,
+// and gives it the spec id the manifest list says it was written under.
+func (c *Catalog) readManifest(ctx context.Context, mf iceberg.ManifestFile, location string) (*iceberg.ManifestRead, error) {
+	path := normLocation(mf.Path)
+	if !under(path, location) {
+		return nil, newError(ErrForbidden, "manifest %s is not inside the table location %s", mf.Path, location)
+	}
+	data, err := c.objects.ReadObject(ctx, path, c.maxObjectBytes)
+	if err != nil {
+		return nil, objectError("manifest", mf.Path, err)
+	}
+	man, err := iceberg.ReadManifest(data)
+	if err != nil {
+		return nil, invalid("manifest %s: %v", mf.Path, err)
+	}
+	if len(man.Spec.Fields) > 0 && man.Spec.ID != mf.PartitionSpecID {
+		return nil, invalid("manifest %s: partition spec %d in the file, %d in the manifest list", mf.Path, man.Spec.ID, mf.PartitionSpecID)
+	}
+	man.Spec.ID = mf.PartitionSpecID
+	return man, nil
+}
+
+// addLive adds a live file (an ADDED or EXISTING entry) to ch: a data file
+// or a position delete file inside location, written under spec.
+func (ch *fileChange) addLive(f iceberg.DataFile, spec iceberg.PartitionSpec, location string) error {
+	f.Path = normLocation(f.Path)
+	if !under(f.Path, location) {
+		return newError(ErrForbidden, "file %s is not inside the table location %s", f.Path, location)
+	}
+	switch f.Content {
+	case iceberg.ContentData:
+		ch.addData = append(ch.addData, addedFile{file: &f, spec: spec})
+	case iceberg.ContentPositionDeletes:
+		ch.addDeletes = append(ch.addDeletes, addedFile{file: &f, spec: spec})
+	default:
+		return unsupported("equality delete file %s: DuckLake has no equality deletes; write position deletes or rewrite the data files", f.Path)
 	}
 	return nil
 }
@@ -117,11 +164,7 @@ func (c *Catalog) snapshotChanges(ctx context.Context, m *Manifests, location st
 			continue
 		}
 		man := m.manifests[normLocation(mf.Path)]
-		if len(man.Spec.Fields) > 0 && man.Spec.ID != mf.PartitionSpecID {
-			return nil, invalid("manifest %s: partition spec %d in the file, %d in the manifest list", mf.Path, man.Spec.ID, mf.PartitionSpecID)
-		}
 		spec := man.Spec
-		spec.ID = mf.PartitionSpecID
 		for _, e := range man.Entries {
 			ours := e.SnapshotID == nil || *e.SnapshotID == s.SnapshotID
 			f := *e.File
@@ -130,16 +173,8 @@ func (c *Catalog) snapshotChanges(ctx context.Context, m *Manifests, location st
 			case e.Status == iceberg.StatusAdded && !ours:
 				return nil, invalid("manifest %s: %s is ADDED by snapshot %d in a manifest of snapshot %d", mf.Path, f.Path, *e.SnapshotID, s.SnapshotID)
 			case e.Status == iceberg.StatusAdded:
-				if !under(f.Path, location) {
-					return nil, newError(ErrForbidden, "file %s is not inside the table location %s", f.Path, location)
-				}
-				switch f.Content {
-				case iceberg.ContentData:
-					ch.addData = append(ch.addData, addedFile{file: &f, spec: spec})
-				case iceberg.ContentPositionDeletes:
-					ch.addDeletes = append(ch.addDeletes, addedFile{file: &f, spec: spec})
-				default:
-					return nil, unsupported("equality delete file %s: DuckLake has no equality deletes; write position deletes or rewrite the data files", f.Path)
+				if err := ch.addLive(f, spec, location); err != nil {
+					return nil, err
 				}
 			case e.Status == iceberg.StatusDeleted && ours:
 				if f.Content == iceberg.ContentData {

@@ -119,56 +119,25 @@ func parseTableMetadata(data []byte, maxBytes int64) (*iceberg.TableMetadata, er
 // table's default are refused: DuckLake keeps one partitioning per table
 // (an unpartitioned spec is no partitioning and always fits).
 func (c *Catalog) liveSnapshotFiles(ctx context.Context, md *iceberg.TableMetadata, location string, s *iceberg.Snapshot) (*fileChange, error) {
-	listPath := normLocation(s.ManifestList)
-	if !under(listPath, location) {
-		return nil, newError(ErrForbidden, "manifest list %s is not inside the table location %s", s.ManifestList, location)
-	}
-	data, err := c.objects.ReadObject(ctx, listPath, c.maxObjectBytes)
+	list, err := c.readManifestList(ctx, s.ManifestList, location)
 	if err != nil {
-		return nil, objectError("manifest list", s.ManifestList, err)
-	}
-	list, err := iceberg.ReadManifestList(data)
-	if err != nil {
-		return nil, invalid("manifest list %s: %v", s.ManifestList, err)
+		return nil, err
 	}
 	ch := &fileChange{}
 	for _, mf := range list.Files {
-		path := normLocation(mf.Path)
-		if !under(path, location) {
-			return nil, newError(ErrForbidden, "manifest %s is not inside the table location %s", mf.Path, location)
-		}
-		data, err := c.objects.ReadObject(ctx, path, c.maxObjectBytes)
+		man, err := c.readManifest(ctx, mf, location)
 		if err != nil {
-			return nil, objectError("manifest", mf.Path, err)
+			return nil, err
 		}
-		man, err := iceberg.ReadManifest(data)
-		if err != nil {
-			return nil, invalid("manifest %s: %v", mf.Path, err)
-		}
-		if len(man.Spec.Fields) > 0 && man.Spec.ID != mf.PartitionSpecID {
-			return nil, invalid("manifest %s: partition spec %d in the file, %d in the manifest list", mf.Path, man.Spec.ID, mf.PartitionSpecID)
-		}
-		spec := man.Spec
-		spec.ID = mf.PartitionSpecID
 		for _, e := range man.Entries {
 			if e.Status == iceberg.StatusDeleted {
 				continue
 			}
-			f := *e.File
-			f.Path = normLocation(f.Path)
-			if !under(f.Path, location) {
-				return nil, newError(ErrForbidden, "file %s is not inside the table location %s", f.Path, location)
+			if len(man.Spec.Fields) > 0 && man.Spec.ID != md.DefaultSpecID {
+				return nil, unsupported("file %s was written under partition spec %d, not the table's default spec %d: DuckLake keeps only the current partitioning, so rewrite the table's files under its current spec before registering it", e.File.Path, man.Spec.ID, md.DefaultSpecID)
 			}
-			if len(spec.Fields) > 0 && spec.ID != md.DefaultSpecID {
-				return nil, unsupported("file %s was written under partition spec %d, not the table's default spec %d: DuckLake keeps only the current partitioning, so rewrite the table's files under its current spec before registering it", f.Path, spec.ID, md.DefaultSpecID)
-			}
-			switch f.Content {
-			case iceberg.ContentData:
-				ch.addData = append(ch.addData, addedFile{file: &f, spec: spec})
-			case iceberg.ContentPositionDeletes:
-				ch.addDeletes = append(ch.addDeletes, addedFile{file: &f, spec: spec})
-			default:
-				return nil, unsupported("equality delete file %s: DuckLake has no equality deletes; rewrite the data files before registering the table", f.Path)
+			if err := ch.addLive(*e.File, man.Spec, location); err != nil {
+				return nil, err
 			}
 		}
 	}
