@@ -66,7 +66,7 @@ const (
 // extras reads the table's Extras up to snapshot snap.
 func (s *PGSource) extras(ctx context.Context, h *History, snap int64) error {
 	e := &h.Extras
-	props, err := s.exists(ctx, propertyTable)
+	props, err := s.sidecarExists(ctx, propertyTable)
 	if err != nil {
 		return err
 	}
@@ -121,7 +121,7 @@ func (s *PGSource) extras(ctx context.Context, h *History, snap int64) error {
 	if err := s.clientOrders(ctx, h, snap); err != nil {
 		return err
 	}
-	refs, err := s.exists(ctx, refTable)
+	refs, err := s.sidecarExists(ctx, refTable)
 	if err != nil || !refs {
 		return err
 	}
@@ -155,7 +155,7 @@ func (s *PGSource) extras(ctx context.Context, h *History, snap int64) error {
 
 // clientSpecs reads the partition specs Iceberg clients set.
 func (s *PGSource) clientSpecs(ctx context.Context, h *History, snap int64) error {
-	ok, err := s.exists(ctx, specTable)
+	ok, err := s.sidecarExists(ctx, specTable)
 	if err != nil || !ok {
 		return err
 	}
@@ -205,7 +205,7 @@ func (s *PGSource) clientSpecs(ctx context.Context, h *History, snap int64) erro
 
 // clientOrders reads the sort orders Iceberg clients set.
 func (s *PGSource) clientOrders(ctx context.Context, h *History, snap int64) error {
-	ok, err := s.exists(ctx, sortOrderTable)
+	ok, err := s.sidecarExists(ctx, sortOrderTable)
 	if err != nil || !ok {
 		return err
 	}

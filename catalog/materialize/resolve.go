@@ -65,7 +65,7 @@ const propertyTable = "duckicelake_table_property"
 // such gap (the same metadata as at any later snapshot the table did not
 // change at, so at worst one extra build per table and expiry).
 func (s *PGSource) Resolve(ctx context.Context, tableID, snapshotID int64) (Resolved, error) {
-	props, err := s.hasProperties(ctx)
+	props, err := s.sidecarExists(ctx, propertyTable)
 	if err != nil {
 		return Resolved{}, err
 	}
@@ -132,20 +132,18 @@ func (s *PGSource) Resolve(ctx context.Context, tableID, snapshotID int64) (Reso
 	return r, nil
 }
 
-// hasProperties reports whether the sidecar property table exists. Once it
-// does it stays: the answer is remembered only then.
-func (s *PGSource) hasProperties(ctx context.Context) (bool, error) {
-	if s.props.Load() {
+// sidecarExists reports whether sidecar table name exists, asking Postgres
+// only until it does (a catalog DuckDB created lacks them until a server
+// migrates it).
+func (s *PGSource) sidecarExists(ctx context.Context, name string) (bool, error) {
+	if _, ok := s.sidecars.Load(name); ok {
 		return true, nil
 	}
-	ok, err := s.exists(ctx, propertyTable)
-	if err != nil {
-		return false, err
-	}
+	ok, err := s.exists(ctx, name)
 	if ok {
-		s.props.Store(true)
+		s.sidecars.Store(name, struct{}{})
 	}
-	return ok, nil
+	return ok, err
 }
 
 var _ Resolver = (*PGSource)(nil)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync/atomic"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 
@@ -93,7 +93,9 @@ type PGSource struct {
 	db     ducklake.Querier
 	schema string // quoted
 	r      *ducklake.Reader
-	props  atomic.Bool // the sidecar property table is known to exist
+	// sidecars are the sidecar tables known to exist: once created
+	// (duckicelake init, or serve's migrations) they stay.
+	sidecars sync.Map // table name → struct{}
 }
 
 // NewPGSource reads the catalog in Postgres schema schema ("" = the default).
@@ -181,7 +183,7 @@ const metadataFileTable = "duckicelake_metadata_file"
 // metadataLog reads the metadata files recorded for the table before
 // snapshot snap (none on a catalog without the sidecar table).
 func (s *PGSource) metadataLog(ctx context.Context, h *History, snap int64) error {
-	if ok, err := s.exists(ctx, metadataFileTable); err != nil || !ok {
+	if ok, err := s.sidecarExists(ctx, metadataFileTable); err != nil || !ok {
 		return err
 	}
 	rows, err := s.db.Query(ctx, `SELECT DISTINCT ON (snapshot_id) snapshot_id, location, last_updated_ms
@@ -204,7 +206,7 @@ func (s *PGSource) metadataLog(ctx context.Context, h *History, snap int64) erro
 // RecordMetadata implements MetadataRecorder (a no-op on a catalog
 // without the sidecar table).
 func (s *PGSource) RecordMetadata(ctx context.Context, tableID, snapshotID int64, location string, lastUpdatedMS int64) error {
-	if ok, err := s.exists(ctx, metadataFileTable); err != nil || !ok {
+	if ok, err := s.sidecarExists(ctx, metadataFileTable); err != nil || !ok {
 		return err
 	}
 	// Querier has no Exec; an INSERT through Query reports its error on Close.
