@@ -1,0 +1,155 @@
+package governance
+
+import (
+	"context"
+	"errors"
+)
+
+// Resource is what an action acts on: an S3 object (Bucket and Key; for
+// ActionListObjects, Key is the list prefix), or a catalog object
+// (Namespace, Table, and the Columns a query reads when it names them).
+// The byte slices are borrowed: an Authorizer must not keep them.
+type Resource struct {
+	Bucket, Key []byte
+
+	Namespace string
+	Table     string // a table or a view
+	Columns   []string
+}
+
+// ObjectResource is the Resource of an S3 key.
+func ObjectResource(bucket, key []byte) Resource { return Resource{Bucket: bucket, Key: key} }
+
+// TableResource is the Resource of a catalog table (or view).
+func TableResource(ns, table string) Resource { return Resource{Namespace: ns, Table: table} }
+
+// NamespaceResource is the Resource of a namespace; ns "" is the catalog.
+func NamespaceResource(ns string) Resource { return Resource{Namespace: ns} }
+
+// Decision is an authorisation outcome.
+type Decision struct {
+	Allow bool
+	// Reason says why, in words safe for the caller and the audit trail:
+	// it names nothing the caller did not name itself.
+	Reason string
+	// PolicyIDs are the governance policies that decided, if any.
+	PolicyIDs []string
+	// Obligations are what the caller must do to honour an allowing
+	// decision (serve the masked copy instead of the base table, say). A
+	// caller that cannot honour one must deny.
+	Obligations []Obligation
+}
+
+// ObligationKind is what an Obligation asks for.
+type ObligationKind uint8
+
+// The obligations.
+const (
+	// ObligationServeMasked: serve the masked copy at Location instead of
+	// the base table (the airtight tier).
+	ObligationServeMasked ObligationKind = iota + 1
+)
+
+// Obligation is a condition attached to an allowing Decision.
+type Obligation struct {
+	Kind     ObligationKind
+	Location string
+}
+
+// Allowed is an allowing decision with a reason.
+func Allowed(reason string) Decision { return Decision{Allow: true, Reason: reason} }
+
+// Denied is a denying decision with a reason.
+func Denied(reason string) Decision { return Decision{Reason: reason} }
+
+// Authorizer decides whether a principal may perform an action on a
+// resource. It resolves the principal's roles itself (see Principal). An
+// error denies: callers treat it as a denial, log it, and show the caller
+// only a generic reason. Implementations are safe for concurrent use.
+type Authorizer interface {
+	// Authorize decides a on r for p.
+	Authorize(ctx context.Context, p *Principal, a Action, r *Resource) (Decision, error)
+	// AuthorizeBatch decides a on each of rs for p, into out (len(out) >=
+	// len(rs)): a DeleteObjects body's keys, the tables of a listing. An
+	// error denies them all.
+	AuthorizeBatch(ctx context.Context, p *Principal, a Action, rs []Resource, out []Decision) error
+}
+
+// ErrShortOutput is AuthorizeBatch's error for an out shorter than rs.
+var ErrShortOutput = errors.New("governance: AuthorizeBatch: out is shorter than the resources")
+
+// AuthorizeEach implements AuthorizeBatch with one Authorize call per
+// resource, for Authorizers with nothing better to do.
+func AuthorizeEach(ctx context.Context, az Authorizer, p *Principal, a Action, rs []Resource, out []Decision) error {
+	if len(out) < len(rs) {
+		return ErrShortOutput
+	}
+	for i := range rs {
+		d, err := az.Authorize(ctx, p, a, &rs[i])
+		if err != nil {
+			return err
+		}
+		out[i] = d
+	}
+	return nil
+}
+
+// Reasons ScopeOnly gives.
+const (
+	reasonScope       = "within the credential's scope; no governance policy applies"
+	reasonNoRead      = "the token may not read the namespace"
+	reasonNoWrite     = "the token may not change the namespace"
+	reasonNoAdmin     = "the token may not change the catalog (it needs write on every namespace)"
+	reasonNoScopes    = "the credential carries no catalog scopes"
+	reasonUnknownVerb = "unknown action"
+)
+
+// ScopeOnly is the Authorizer that enforces the credential's own scope and
+// nothing more: the catalog action's capability on its namespace against
+// the token's scopes, and every S3 action (the credential's grants, which
+// AdmitS3 checks before asking, are its scope).
+type ScopeOnly struct{}
+
+// Authorize implements Authorizer.
+func (ScopeOnly) Authorize(_ context.Context, p *Principal, a Action, r *Resource) (Decision, error) {
+	return ScopeDecision(p, a, r), nil
+}
+
+// AuthorizeBatch implements Authorizer.
+func (s ScopeOnly) AuthorizeBatch(ctx context.Context, p *Principal, a Action, rs []Resource, out []Decision) error {
+	return AuthorizeEach(ctx, s, p, a, rs, out)
+}
+
+// ScopeDecision is the scope rule every Authorizer starts from: an S3
+// action is allowed (its credential's grants are checked by AdmitS3), a
+// catalog action needs its capability (Action.Needs) in p's scopes on the
+// resource's namespace, or on every namespace.
+func ScopeDecision(p *Principal, a Action, r *Resource) Decision {
+	if a == ActionUnknown || a >= actionEnd {
+		return Denied(reasonUnknownVerb)
+	}
+	if a.IsS3() {
+		return Allowed(reasonScope)
+	}
+	need, every := a.Needs()
+	if need == 0 {
+		return Allowed(reasonScope)
+	}
+	if p.Scopes == nil {
+		return Denied(reasonNoScopes)
+	}
+	ns := r.Namespace
+	if every {
+		ns = ""
+	}
+	if p.Scopes.Allows(ns, need) {
+		return Allowed(reasonScope)
+	}
+	switch {
+	case every:
+		return Denied(reasonNoAdmin)
+	case need&CapWrite != 0:
+		return Denied(reasonNoWrite)
+	}
+	return Denied(reasonNoRead)
+}
