@@ -88,7 +88,7 @@ func TestActionNames(t *testing.T) {
 			}
 		}
 	}
-	if (actionEnd + 1).String() != "Unknown" || (actionEnd + 1).IsWrite() {
+	if (actionEnd+1).String() != "Unknown" || (actionEnd + 1).IsWrite() {
 		t.Error("out-of-range actions must be Unknown and not writes")
 	}
 }
