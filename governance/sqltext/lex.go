@@ -171,6 +171,21 @@ func Lex(body string) ([]Token, error) {
 	return toks, nil
 }
 
+// Expression lexes body as Lex does and also refuses a body with nothing
+// but space and comments in it.
+func Expression(body string) ([]Token, error) {
+	toks, err := Lex(body)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range toks {
+		if t.Kind != KindSpace && t.Kind != KindComment {
+			return toks, nil
+		}
+	}
+	return nil, &SyntaxError{0, "the expression is empty"}
+}
+
 // plainString scans '…' with ” as an escaped quote; a backslash is an
 // ordinary character. It returns the offset after the closing quote.
 func plainString(s string, i int) (int, error) {

@@ -2,9 +2,9 @@ package sqltext
 
 import "strings"
 
-// Refs lists the bare identifiers a body refers to as names (not as
-// functions or members), lower-cased, each once, in order of appearance.
-// Quoted identifiers are returned unquoted with their case kept.
+// Refs lists the identifiers a body refers to as names (not as functions
+// or members), unquoted and lower-cased (DuckDB matches identifiers
+// case-insensitively), each once, in order of appearance.
 func Refs(toks []Token) []string {
 	var out []string
 	seen := map[string]bool{}
@@ -21,15 +21,21 @@ func Refs(toks []Token) []string {
 	return out
 }
 
-// Substitute replaces every reference to a name of repl (keys lower-case
-// for bare identifiers, exact for quoted ones, as Refs reports them) by its
+// Substitute replaces every reference to a name of repl (keys lower-case,
+// as Refs reports them) by its
 // replacement text, parenthesised, and returns the body as text. A
 // reference is an identifier token that is neither a member (after '.')
 // nor called (before '('), nor a named argument (before ':=' or '=>'), nor
-// a lambda's parameter list entry. Nothing else of the body changes.
+// a lambda's parameter list entry. Comments become a space — a line
+// comment would swallow whatever the body is spliced before — and nothing
+// else of the body changes.
 func Substitute(toks []Token, repl map[string]string) string {
 	var b strings.Builder
 	for i, t := range toks {
+		if t.Kind == KindComment {
+			b.WriteByte(' ')
+			continue
+		}
 		if name, ok := refName(toks, i); ok {
 			if r, hit := repl[name]; hit {
 				b.WriteByte('(')
@@ -60,7 +66,8 @@ func refName(toks []Token, i int) (string, bool) {
 	case KindIdent:
 		name = strings.ToLower(t.Text)
 	case KindQuotedIdent:
-		name = strings.ReplaceAll(t.Text[1:len(t.Text)-1], `""`, `"`)
+		// DuckDB matches identifiers case-insensitively, quoted or not.
+		name = strings.ToLower(strings.ReplaceAll(t.Text[1:len(t.Text)-1], `""`, `"`))
 	default:
 		return "", false
 	}
