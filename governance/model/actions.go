@@ -125,29 +125,22 @@ func (a StandardAction) Expr(col string, t ducklake.Type, nullable bool) (string
 
 // shaInt is sha-256-global for int and long: the value's little-endian
 // bytes hashed, and the digest's first 4 (8) bytes read back as a signed
-// little-endian integer.
+// little-endian integer. Lambdas name the intermediate hex strings once
+// instead of repeating them.
 func shaInt(col string, long bool) string {
-	n := 4
-	unsigned := "UINTEGER"
+	n, mask, signed := 4, "4294967295", "INTEGER"
+	wrap, half := "4294967296", "2147483648"
 	if long {
-		n, unsigned = 8, "UBIGINT"
+		n, mask, signed = 8, "18446744073709551615", "BIGINT"
+		wrap, half = "18446744073709551616", "9223372036854775808"
 	}
-	// The value's bytes, little-endian: its unsigned two's complement in
-	// hex, byte pairs reversed.
-	hex := "lpad(to_hex(CAST(" + col + " AS " + unsigned + ")), " + fmt.Sprint(2*n) + ", '0')"
-	le := reverseHexBytes(hex, n)
-	digest := "sha256(unhex(" + le + "))"
-	first := reverseHexBytes("left("+digest+", "+fmt.Sprint(2*n)+")", n)
-	u := "CAST(('0x' || " + first + ") AS " + unsigned + ")"
-	// Two's complement: the unsigned value read as signed.
-	var asSigned string
-	if long {
-		asSigned = "CASE WHEN " + u + " >= 9223372036854775808 THEN CAST(" + u + " - 9223372036854775808 AS BIGINT) - 9223372036854775807 - 1 ELSE CAST(" + u + " AS BIGINT) END"
-	} else {
-		asSigned = "CAST(CAST(" + u + " AS BIGINT) - CASE WHEN " + u + " >= 2147483648 THEN 4294967296 ELSE 0 END AS INTEGER)"
-	}
-	// CASE keeps NULL as NULL (the proposal preserves it).
-	return "CASE WHEN " + col + " IS NULL THEN NULL ELSE " + asSigned + " END"
+	// The value's unsigned two's complement in hex, then its bytes in
+	// little-endian order.
+	hex := "lpad(to_hex(CAST(" + col + " AS HUGEINT) & " + mask + "), " + fmt.Sprint(2*n) + ", '0')"
+	return "CASE WHEN " + col + " IS NULL THEN NULL ELSE list_transform([" + hex + "], lambda __dil_h: " +
+		"list_transform([left(sha256(unhex(" + reverseHexBytes("__dil_h", n) + ")), " + fmt.Sprint(2*n) + ")], lambda __dil_d: " +
+		"list_transform([CAST(CAST(('0x' || " + reverseHexBytes("__dil_d", n) + ") AS UBIGINT) AS HUGEINT)], lambda __dil_u: " +
+		"CAST(CASE WHEN __dil_u >= " + half + " THEN __dil_u - " + wrap + " ELSE __dil_u END AS " + signed + "))[1])[1])[1] END"
 }
 
 // reverseHexBytes reverses the byte order of an n-byte hex string
