@@ -369,6 +369,125 @@ CREATE TABLE IF NOT EXISTS %[1]s.duckicelake_view_metadata (
 	files             int    NOT NULL,
 	ducklake_sql      text   NOT NULL
 );`},
+	// Governance (governance/store): tags, object tags, masking and
+	// row-access policies, attachments, roles, role and object grants, and
+	// the audit trail. Objects are named by DuckLake ids, which survive
+	// renames and are never reused (0 where a kind has no such part). The
+	// version row counts changes; every change bumps it in its own
+	// transaction and notifies channel duckicelake_governance with payload
+	// "<version> <schema>".
+	{6, `
+CREATE TABLE IF NOT EXISTS %[1]s.duckicelake_gov_version (
+	id      integer PRIMARY KEY CHECK (id = 1),
+	version bigint  NOT NULL
+);
+INSERT INTO %[1]s.duckicelake_gov_version VALUES (1, 0) ON CONFLICT DO NOTHING;
+CREATE TABLE IF NOT EXISTS %[1]s.duckicelake_gov_tag (
+	namespace  text NOT NULL,
+	name       text NOT NULL,
+	comment    text NOT NULL DEFAULT '',
+	created_by text NOT NULL DEFAULT '',
+	created_at timestamptz NOT NULL DEFAULT now(),
+	PRIMARY KEY (namespace, name)
+);
+CREATE TABLE IF NOT EXISTS %[1]s.duckicelake_gov_object_tag (
+	object_kind   text   NOT NULL CHECK (object_kind IN ('schema', 'table', 'column')),
+	schema_id     bigint NOT NULL,
+	table_id      bigint NOT NULL DEFAULT 0,
+	column_id     bigint NOT NULL DEFAULT 0,
+	tag_namespace text   NOT NULL,
+	tag_name      text   NOT NULL,
+	created_by    text   NOT NULL DEFAULT '',
+	created_at    timestamptz NOT NULL DEFAULT now(),
+	PRIMARY KEY (object_kind, schema_id, table_id, column_id, tag_namespace, tag_name),
+	FOREIGN KEY (tag_namespace, tag_name) REFERENCES %[1]s.duckicelake_gov_tag (namespace, name)
+);
+CREATE TABLE IF NOT EXISTS %[1]s.duckicelake_gov_masking_policy (
+	name           text PRIMARY KEY,
+	signature      text    NOT NULL DEFAULT '',
+	param          text    NOT NULL DEFAULT '',
+	arg_type       text    NOT NULL DEFAULT '',
+	body           text    NOT NULL DEFAULT '',
+	action         text    NOT NULL DEFAULT '',
+	unmasked_roles text[]  NOT NULL DEFAULT '{}',
+	file_layer     boolean NOT NULL DEFAULT false,
+	comment        text    NOT NULL DEFAULT '',
+	updated_by     text    NOT NULL DEFAULT '',
+	updated_at     timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS %[1]s.duckicelake_gov_row_policy (
+	name           text PRIMARY KEY,
+	body           text   NOT NULL,
+	columns        text[] NOT NULL DEFAULT '{}',
+	unmasked_roles text[] NOT NULL DEFAULT '{}',
+	comment        text   NOT NULL DEFAULT '',
+	updated_by     text   NOT NULL DEFAULT '',
+	updated_at     timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS %[1]s.duckicelake_gov_attachment (
+	policy_kind   text   NOT NULL CHECK (policy_kind IN ('masking', 'row-access')),
+	policy_name   text   NOT NULL,
+	target_kind   text   NOT NULL CHECK (target_kind IN ('tag', 'column', 'table')),
+	tag_namespace text   NOT NULL DEFAULT '',
+	tag_name      text   NOT NULL DEFAULT '',
+	schema_id     bigint NOT NULL DEFAULT 0,
+	table_id      bigint NOT NULL DEFAULT 0,
+	column_id     bigint NOT NULL DEFAULT 0,
+	bindings      jsonb,
+	created_by    text   NOT NULL DEFAULT '',
+	created_at    timestamptz NOT NULL DEFAULT now(),
+	PRIMARY KEY (policy_kind, policy_name, target_kind, tag_namespace, tag_name, schema_id, table_id, column_id)
+);
+CREATE TABLE IF NOT EXISTS %[1]s.duckicelake_gov_role (
+	name       text PRIMARY KEY,
+	comment    text NOT NULL DEFAULT '',
+	created_by text NOT NULL DEFAULT '',
+	created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS %[1]s.duckicelake_gov_role_grant (
+	role       text NOT NULL REFERENCES %[1]s.duckicelake_gov_role (name),
+	principal  text NOT NULL,
+	created_by text NOT NULL DEFAULT '',
+	created_at timestamptz NOT NULL DEFAULT now(),
+	PRIMARY KEY (role, principal)
+);
+CREATE TABLE IF NOT EXISTS %[1]s.duckicelake_gov_object_grant (
+	object_kind text   NOT NULL CHECK (object_kind IN ('schema', 'table')),
+	schema_id   bigint NOT NULL,
+	table_id    bigint NOT NULL DEFAULT 0,
+	privilege   text   NOT NULL,
+	role        text   NOT NULL REFERENCES %[1]s.duckicelake_gov_role (name),
+	created_by  text   NOT NULL DEFAULT '',
+	created_at  timestamptz NOT NULL DEFAULT now(),
+	PRIMARY KEY (object_kind, schema_id, table_id, privilege, role)
+);
+CREATE TABLE IF NOT EXISTS %[1]s.duckicelake_audit (
+	id          bigserial PRIMARY KEY,
+	ts          timestamptz NOT NULL,
+	source      text NOT NULL,
+	request_id  text NOT NULL DEFAULT '',
+	principal   text NOT NULL DEFAULT '',
+	actor       text NOT NULL DEFAULT '',
+	channel     text NOT NULL DEFAULT '',
+	delegator   text NOT NULL DEFAULT '',
+	action      text NOT NULL DEFAULT '',
+	namespace   text NOT NULL DEFAULT '',
+	table_name  text NOT NULL DEFAULT '',
+	bucket      text NOT NULL DEFAULT '',
+	key         text NOT NULL DEFAULT '',
+	decision    text NOT NULL DEFAULT '',
+	reason      text NOT NULL DEFAULT '',
+	policy_ids  text[] NOT NULL DEFAULT '{}',
+	status      integer NOT NULL DEFAULT 0,
+	error       text NOT NULL DEFAULT '',
+	bytes_in    bigint NOT NULL DEFAULT 0,
+	bytes_out   bigint NOT NULL DEFAULT 0,
+	latency_ms  double precision NOT NULL DEFAULT 0,
+	detail      jsonb
+);
+CREATE INDEX IF NOT EXISTS duckicelake_audit_ts ON %[1]s.duckicelake_audit (ts);
+CREATE INDEX IF NOT EXISTS duckicelake_audit_principal ON %[1]s.duckicelake_audit (principal, id);
+CREATE INDEX IF NOT EXISTS duckicelake_audit_table ON %[1]s.duckicelake_audit (namespace, table_name, id);`},
 }
 
 // TxBeginner opens transactions; *pgxpool.Pool satisfies it.

@@ -75,9 +75,30 @@ type RowFilter struct {
 	Columns []string
 }
 
-// Issue is a policy that reaches the table but cannot be applied.
+// IssueKind classifies an Issue.
+type IssueKind uint8
+
+// The issue kinds.
+const (
+	// IssueMissingPolicy: an attachment names a policy that is gone.
+	IssueMissingPolicy IssueKind = iota + 1
+	// IssueTypeMismatch: a mask attached to a column no longer fits its
+	// type.
+	IssueTypeMismatch
+	// IssueConflict: a second mask reaches an already masked column.
+	IssueConflict
+	// IssueMissingColumn: a row filter reads a column the table lacks.
+	IssueMissingColumn
+	// IssueBadBody: a body that cannot be spliced (it lexes badly).
+	IssueBadBody
+)
+
+// Issue is a policy that reaches the table but cannot be applied. Reason
+// names policies and columns, never a value.
 type Issue struct {
+	Kind   IssueKind
 	Policy string
+	Column string
 	Reason string
 }
 
@@ -208,15 +229,15 @@ func Build(st *model.State, p Principal, t *Table, opt Options) Plan {
 	for _, n := range names {
 		pol := st.RowPolicy(n)
 		if pol == nil {
-			pl.Issues = append(pl.Issues, Issue{Policy: n, Reason: "the attached row-access policy does not exist"})
+			pl.Issues = append(pl.Issues, Issue{Kind: IssueMissingPolicy, Policy: n, Reason: "the attached row-access policy does not exist"})
 			continue
 		}
 		if p.Roles.Any(pol.UnmaskedRoles) {
 			continue
 		}
-		f, err := bindFilter(pol, rowAtt[n], byLower, byID)
-		if err != nil {
-			pl.Issues = append(pl.Issues, Issue{Policy: n, Reason: err.Error()})
+		f, issue := bindFilter(pol, rowAtt[n], byLower, byID)
+		if issue != nil {
+			pl.Issues = append(pl.Issues, *issue)
 			continue
 		}
 		pl.RowFilters = append(pl.RowFilters, f)
@@ -267,12 +288,13 @@ func maskFor(st *model.State, c *Column, reach []reached) (Mask, *Issue, bool) {
 		seen[r.policy] = true
 		pol := st.Mask(r.policy)
 		if pol == nil {
-			issue = &Issue{Policy: r.policy, Reason: "the attached masking policy does not exist"}
+			issue = &Issue{Kind: IssueMissingPolicy, Policy: r.policy, Column: c.Name, Reason: "the attached masking policy does not exist"}
 			continue
 		}
 		if !fits(pol, c) {
 			if r.direct {
-				issue = &Issue{Policy: pol.Name, Reason: fmt.Sprintf("column %s is %s now, which the policy does not take", c.Name, c.Type)}
+				issue = &Issue{Kind: IssueTypeMismatch, Policy: pol.Name, Column: c.Name,
+					Reason: fmt.Sprintf("column %s is %s now, which the policy does not take", c.Name, c.Type)}
 			}
 			continue
 		}
@@ -284,7 +306,8 @@ func maskFor(st *model.State, c *Column, reach []reached) (Mask, *Issue, bool) {
 				picked = pol
 				a, b = b, a
 			}
-			issue = &Issue{Policy: b, Reason: fmt.Sprintf("column %s is also masked by %s; one mask per column", c.Name, a)}
+			issue = &Issue{Kind: IssueConflict, Policy: b, Column: c.Name,
+				Reason: fmt.Sprintf("column %s is also masked by %s; one mask per column", c.Name, a)}
 			continue
 		}
 		picked = pol
@@ -294,7 +317,7 @@ func maskFor(st *model.State, c *Column, reach []reached) (Mask, *Issue, bool) {
 	}
 	expr, err := MaskExpr(picked, c)
 	if err != nil {
-		return Mask{}, &Issue{Policy: picked.Name, Reason: err.Error()}, false
+		return Mask{}, &Issue{Kind: IssueBadBody, Policy: picked.Name, Column: c.Name, Reason: err.Error()}, false
 	}
 	return Mask{Column: c.Name, ColumnID: c.ID, Policy: picked.Name, Action: picked.Action, Expr: expr, FileLayer: picked.FileLayer}, issue, true
 }
@@ -341,10 +364,10 @@ func MaskExpr(pol *model.MaskingPolicy, c *Column) (string, error) {
 // bindFilter binds a row-access policy's columns to the table's current
 // column names: through the attachment's column ids when it has them (a
 // rename keeps working), by name otherwise.
-func bindFilter(pol *model.RowPolicy, a model.Attachment, byLower map[string]*Column, byID map[int64]*Column) (RowFilter, error) {
+func bindFilter(pol *model.RowPolicy, a model.Attachment, byLower map[string]*Column, byID map[int64]*Column) (RowFilter, *Issue) {
 	toks, err := sqltext.Expression(pol.Body)
 	if err != nil {
-		return RowFilter{}, fmt.Errorf("the policy body does not lex: %w", err)
+		return RowFilter{}, &Issue{Kind: IssueBadBody, Policy: pol.Name, Reason: fmt.Sprintf("the policy body does not lex: %v", err)}
 	}
 	repl := make(map[string]string, len(pol.Columns))
 	var cols []string
@@ -357,12 +380,10 @@ func bindFilter(pol *model.RowPolicy, a model.Attachment, byLower map[string]*Co
 			c = byLower[key]
 		}
 		if c == nil {
-			return RowFilter{}, fmt.Errorf("the table has no column %s, which the policy reads", name)
+			return RowFilter{}, &Issue{Kind: IssueMissingColumn, Policy: pol.Name, Column: name,
+				Reason: fmt.Sprintf("the table has no column %s, which the policy reads", name)}
 		}
-		q, err := sqltext.Ident(c.Name)
-		if err != nil {
-			return RowFilter{}, err
-		}
+		q := sqltext.MustIdent(c.Name)
 		repl[key] = q
 		cols = append(cols, c.Name)
 	}
@@ -428,4 +449,14 @@ func viewSQL(t *Table, pl *Plan) string {
 		b.WriteString(sqltext.MustIdent(t.Name))
 	}
 	return b.String()
+}
+
+// TableOf is the planning view of DuckLake table t of namespace ns with
+// top-level fields fields (ducklake.Reader.Columns).
+func TableOf(ns string, t ducklake.Table, fields []ducklake.Field) *Table {
+	tb := &Table{SchemaID: t.SchemaID, TableID: t.ID, Namespace: ns, Name: t.Name, Columns: make([]Column, len(fields))}
+	for i, f := range fields {
+		tb.Columns[i] = Column{ID: f.ID, Name: f.Name, Type: f.Type, Nullable: f.Nullable}
+	}
+	return tb
 }

@@ -1,0 +1,294 @@
+package admin
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "github.com/duckdb/duckdb-go/v2"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/duckicelake/duckicelake/catalog/ducklake"
+	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
+	"github.com/duckicelake/duckicelake/governance"
+	"github.com/duckicelake/duckicelake/governance/model"
+	"github.com/duckicelake/duckicelake/governance/plan"
+	"github.com/duckicelake/duckicelake/governance/sqlcheck"
+	"github.com/duckicelake/duckicelake/governance/store"
+)
+
+// extensionDir is where the pinned DuckDB extensions are installed.
+func extensionDir(t *testing.T) string {
+	if d := os.Getenv("DUCKICELAKE_DUCKDB_EXTENSIONS"); d != "" {
+		return d
+	}
+	wd, _ := os.Getwd()
+	d := filepath.Join(wd, "..", "..", ".venv", "duckdb-extensions")
+	if _, err := os.Stat(d); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("no DuckDB extensions at %s (scripts/venv.sh installs them)", d)
+		}
+		t.Skipf("no DuckDB extensions at %s; run scripts/venv.sh", d)
+	}
+	return d
+}
+
+type fixture struct {
+	svc   *Service
+	store *store.Store
+	duck  *sql.DB
+	pool  *pgxpool.Pool
+}
+
+// newFixture is a DuckLake catalog in a fresh Postgres database, DuckDB
+// attached to it (local data path), and the governance service over it.
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	ext := extensionDir(t)
+	dsn := pgtest.Database(t)
+	ctx := context.Background()
+	data := t.TempDir() + "/"
+	if _, err := ducklake.Init(ctx, pgtest.Connect(t, dsn), ducklake.InitOptions{DataPath: data}); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	duck, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	duck.SetMaxOpenConns(1)
+	t.Cleanup(func() { duck.Close() })
+	for _, q := range []string{
+		"SET extension_directory = '" + ext + "'", "SET autoinstall_known_extensions = false",
+		"LOAD ducklake", "LOAD postgres",
+		"ATTACH 'ducklake:postgres:" + dsn + "' AS lake (DATA_PATH '" + data + "')",
+		"CREATE SCHEMA lake.analytics",
+		"CREATE TABLE lake.analytics.customers (id BIGINT, email VARCHAR, country VARCHAR, mrr INTEGER)",
+		"INSERT INTO lake.analytics.customers VALUES (1, 'alice@example.com', 'EU', 2400), (2, 'bob@personal.io', 'US', 1800)",
+		"CREATE TABLE lake.analytics.orders (id BIGINT, customer_id BIGINT, amount DOUBLE)",
+	} {
+		if _, err := duck.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	check, err := sqlcheck.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { check.Close() })
+	st := store.New(pool, "")
+	return &fixture{svc: New(st, check), store: st, duck: duck, pool: pool}
+}
+
+func (f *fixture) duckExec(t *testing.T, q string) {
+	t.Helper()
+	if _, err := f.duck.Exec(q); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+var admin = Author{Principal: governance.Principal{ID: "admin"}, RequestID: "r1"}
+
+func kindOf(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return 0
+}
+
+// seedGoverned authors the seeds' README example.
+func seedGoverned(t *testing.T, f *fixture) {
+	t.Helper()
+	ctx := context.Background()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(f.svc.PutTag(ctx, admin, Tag{Namespace: "pii", Name: "email"}))
+	must(f.svc.PutObjectTag(ctx, admin, ObjectTag{ObjectKind: "column", Schema: "analytics", Object: "customers", Column: "email", TagNamespace: "pii", TagName: "email"}))
+	must(f.svc.PutMaskingPolicy(ctx, admin, MaskingPolicy{Name: "mask_email", Signature: "(val VARCHAR)", Body: "left(val, 2) || '***'", UnmaskedRoles: []string{"pii_reader"}}))
+	must(f.svc.PutAttachment(ctx, admin, Attachment{PolicyKind: "masking", PolicyName: "mask_email", TargetKind: "tag", TagNamespace: "pii", TagName: "email"}))
+	must(f.svc.PutRole(ctx, admin, Role{Name: "pii_reader"}))
+	must(f.svc.PutRoleGrant(ctx, admin, RoleGrant{Role: "pii_reader", Principal: "alice"}))
+}
+
+// planFor plans table ns.name for principal with the stored state.
+func planFor(t *testing.T, f *fixture, principal, ns, name string) plan.Plan {
+	t.Helper()
+	ctx := context.Background()
+	st, err := f.store.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := f.store.Resolve(ctx, store.ObjectName{Kind: model.ObjectTable, Schema: ns, Table: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := plan.TableOf(ns, ducklakeTable(r), r.Columns)
+	tb.Name = name
+	return plan.Build(st, plan.Principal{Roles: model.NewRoleSet(st.GrantedRoles(principal))}, tb, plan.Options{})
+}
+
+func ducklakeTable(r store.Resolved) ducklake.Table {
+	return ducklake.Table{ID: r.Ref.TableID, SchemaID: r.Ref.SchemaID}
+}
+
+func TestSeedsExampleAuthored(t *testing.T) {
+	f := newFixture(t)
+	seedGoverned(t, f)
+	bob := planFor(t, f, "bob", "analytics", "customers")
+	if len(bob.Masks) != 1 || bob.Masks[0].Column != "email" {
+		t.Fatalf("bob: %+v", bob)
+	}
+	if alice := planFor(t, f, "alice", "analytics", "customers"); alice.Governed() {
+		t.Fatalf("alice: %+v", alice)
+	}
+	// Re-POST rotates: a new body, a new signature.
+	if err := f.svc.PutMaskingPolicy(context.Background(), admin, MaskingPolicy{Name: "mask_email", Signature: "(val VARCHAR)",
+		Body: "regexp_replace(val, '[^@]+', '***')", UnmaskedRoles: []string{"pii_reader", "support"}}); err != nil {
+		t.Fatal(err)
+	}
+	bob2 := planFor(t, f, "bob", "analytics", "customers")
+	if bob2.Signature == bob.Signature || !strings.Contains(bob2.ViewSQL, "regexp_replace") {
+		t.Errorf("upsert did not rotate: %s vs %s", bob2.Signature, bob.Signature)
+	}
+	// Every change is in the audit trail with its author.
+	recs, _, err := f.store.Audit(context.Background(), store.Query{Principal: "admin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 7 || recs[0].Reason != "upsert tag pii.email" || recs[6].Reason != "upsert masking policy mask_email" {
+		t.Errorf("audit: %d records %+v", len(recs), recs)
+	}
+}
+
+func TestRenameAndDropCarry(t *testing.T) {
+	f := newFixture(t)
+	seedGoverned(t, f)
+	ctx := context.Background()
+	f.duckExec(t, "ALTER TABLE lake.analytics.customers RENAME COLUMN email TO mail")
+	f.duckExec(t, "ALTER TABLE lake.analytics.customers RENAME TO clients")
+	p := planFor(t, f, "bob", "analytics", "clients")
+	if len(p.Masks) != 1 || p.Masks[0].Column != "mail" {
+		t.Fatalf("mask lost in DuckDB's rename: %+v", p)
+	}
+	f.duckExec(t, "DROP TABLE lake.analytics.clients")
+	f.duckExec(t, "CREATE TABLE lake.analytics.clients (id BIGINT, mail VARCHAR)")
+	n, err := f.store.Purge(ctx, store.Change{Author: governance.Principal{ID: "system"}})
+	if err != nil || n != 1 {
+		t.Fatalf("purge = %d, %v; want the one object tag", n, err)
+	}
+	if p := planFor(t, f, "bob", "analytics", "clients"); p.Governed() {
+		t.Errorf("a table recreated under the old name inherited: %+v", p)
+	}
+	// The tag is free now: it can be deleted once detached.
+	if err := f.svc.DeleteTag(ctx, admin, "pii", "email"); kindOf(err) != Conflict {
+		t.Errorf("delete of an attached tag: %v", err)
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	f := newFixture(t)
+	seedGoverned(t, f)
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		err  error
+		kind Kind
+		msg  string
+	}{
+		{"delete an attached policy", f.svc.DeleteMaskingPolicy(ctx, admin, "mask_email"), Conflict, "still attached"},
+		{"delete an assigned tag", f.svc.DeleteTag(ctx, admin, "pii", "email"), Conflict, "still assigned"},
+		{"delete a granted role", f.svc.DeleteRole(ctx, admin, "pii_reader"), Conflict, "still granted"},
+		{"mask on a table", f.svc.PutAttachment(ctx, admin, Attachment{PolicyKind: "masking", PolicyName: "mask_email", TargetKind: "table",
+			Schema: "analytics", Object: "customers"}), Invalid, "not to a table"},
+		{"row-access on a column", f.svc.PutAttachment(ctx, admin, Attachment{PolicyKind: "row-access", PolicyName: "x", TargetKind: "column",
+			Schema: "analytics", Object: "customers", Column: "email"}), Invalid, "not to a column"},
+		{"DuckDB's message", f.svc.PutMaskingPolicy(ctx, admin, MaskingPolicy{Name: "m2", Signature: "(val VARCHAR)", Body: "val + 1"}),
+			Invalid, "No function matches"},
+		{"bad signature type", f.svc.PutMaskingPolicy(ctx, admin, MaskingPolicy{Name: "m2", Signature: "(val NOPE)", Body: "val"}), Invalid, "NOPE"},
+		{"unknown action", f.svc.PutMaskingPolicy(ctx, admin, MaskingPolicy{Name: "m2", Action: "mask-everything"}), Invalid, "standard action"},
+		{"missing table", f.svc.PutObjectTag(ctx, admin, ObjectTag{ObjectKind: "table", Schema: "analytics", Object: "nope", TagNamespace: "pii", TagName: "email"}),
+			NotFound, "does not exist"},
+		{"missing tag", f.svc.PutObjectTag(ctx, admin, ObjectTag{ObjectKind: "table", Schema: "analytics", Object: "orders", TagNamespace: "pii", TagName: "nope"}),
+			NotFound, "create it first"},
+		{"synthetic role", f.svc.PutRole(ctx, admin, Role{Name: "actor:agent"}), Invalid, "session-context"},
+		{"mask type mismatch", f.svc.PutAttachment(ctx, admin, Attachment{PolicyKind: "masking", PolicyName: "mask_email", TargetKind: "column",
+			Schema: "analytics", Object: "orders", Column: "amount"}), Invalid, "takes VARCHAR"},
+		{"detach what is not attached", f.svc.DeleteAttachment(ctx, admin, Attachment{PolicyKind: "masking", PolicyName: "mask_email", TargetKind: "column",
+			Schema: "analytics", Object: "customers", Column: "country"}), NotFound, "not attached"},
+		{"privilege", f.svc.PutObjectGrant(ctx, admin, ObjectGrant{ObjectKind: "table", Schema: "analytics", Object: "orders", Privilege: "insert", Role: "pii_reader"}),
+			Invalid, "select"},
+		{"NUL in a name", f.svc.PutTag(ctx, admin, Tag{Namespace: "p\x00ii", Name: "x"}), Invalid, "control"},
+	}
+	for _, tt := range tests {
+		if kindOf(tt.err) != tt.kind || tt.err == nil || !strings.Contains(tt.err.Error(), tt.msg) {
+			t.Errorf("%s: %v (kind %d), want kind %d with %q", tt.name, tt.err, kindOf(tt.err), tt.kind, tt.msg)
+		}
+	}
+	// A second mask reaching email, directly or through another tag: 409.
+	if err := f.svc.PutMaskingPolicy(ctx, admin, MaskingPolicy{Name: "nullify", Action: "replace-with-null"}); err != nil {
+		t.Fatal(err)
+	}
+	err := f.svc.PutAttachment(ctx, admin, Attachment{PolicyKind: "masking", PolicyName: "nullify", TargetKind: "column",
+		Schema: "analytics", Object: "customers", Column: "email"})
+	if kindOf(err) != Conflict || !strings.Contains(err.Error(), "one mask per column") {
+		t.Errorf("second mask on a column: %v", err)
+	}
+	if err := f.svc.PutTag(ctx, admin, Tag{Namespace: "pii", Name: "all"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.PutAttachment(ctx, admin, Attachment{PolicyKind: "masking", PolicyName: "nullify", TargetKind: "tag", TagNamespace: "pii", TagName: "all"}); err != nil {
+		t.Fatal(err)
+	}
+	err = f.svc.PutObjectTag(ctx, admin, ObjectTag{ObjectKind: "table", Schema: "analytics", Object: "customers", TagNamespace: "pii", TagName: "all"})
+	if kindOf(err) != Conflict {
+		t.Errorf("a tag bringing a second mask to email: %v", err)
+	}
+	// Nothing of the refused changes was written.
+	st, _ := f.store.Load(ctx)
+	if len(st.ObjectTags) != 1 || len(st.Attachments) != 2 || len(st.Masks) != 2 {
+		t.Errorf("refused changes left rows: %d object tags, %d attachments, %d masks", len(st.ObjectTags), len(st.Attachments), len(st.Masks))
+	}
+}
+
+func TestRowPolicies(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	if err := f.svc.PutRowAccessPolicy(ctx, admin, RowAccessPolicy{Name: "eu_only", Body: "country = 'EU'"}); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := f.store.Load(ctx)
+	if p := st.RowPolicy("eu_only"); p == nil || len(p.Columns) != 1 || p.Columns[0] != "country" {
+		t.Fatalf("columns derived from the body: %+v", p)
+	}
+	// orders has no country: attaching there is refused with the reason.
+	err := f.svc.PutAttachment(ctx, admin, Attachment{PolicyKind: "row-access", PolicyName: "eu_only", TargetKind: "table", Schema: "analytics", Object: "orders"})
+	if kindOf(err) != Invalid || !strings.Contains(err.Error(), "country") {
+		t.Errorf("attach to a table without the column: %v", err)
+	}
+	if err := f.svc.PutAttachment(ctx, admin, Attachment{PolicyKind: "row-access", PolicyName: "eu_only", TargetKind: "table", Schema: "analytics", Object: "customers"}); err != nil {
+		t.Fatal(err)
+	}
+	// A body that no longer types against the table it reaches is refused.
+	err = f.svc.PutRowAccessPolicy(ctx, admin, RowAccessPolicy{Name: "eu_only", Body: "country > 5 AND country + 1 = 2"})
+	if kindOf(err) != Invalid {
+		t.Errorf("an untypeable body: %v", err)
+	}
+	f.duckExec(t, "ALTER TABLE lake.analytics.customers RENAME COLUMN country TO region")
+	p := planFor(t, f, "bob", "analytics", "customers")
+	if len(p.RowFilters) != 1 || !strings.Contains(p.Filter, `"region"`) {
+		t.Errorf("filter after DuckDB's column rename: %+v", p)
+	}
+}

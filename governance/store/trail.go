@@ -1,0 +1,395 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
+
+	"github.com/duckicelake/duckicelake/governance"
+)
+
+// auditColumns are duckicelake_audit's columns InsertEvents fills.
+const auditColumns = "ts, source, request_id, principal, actor, channel, delegator, action, namespace, table_name, " +
+	"bucket, key, decision, reason, policy_ids, status, error, bytes_in, bytes_out, latency_ms"
+
+// InsertEvents writes evs to the audit trail of the catalog in quoted
+// schema qschema, in one statement; at[i] is when evs[i] happened (one
+// time for all when at has a single element).
+func InsertEvents(ctx context.Context, tx pgx.Tx, qschema string, at []time.Time, evs []*governance.Event) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	const n = 20
+	var b strings.Builder
+	b.WriteString("INSERT INTO " + qschema + ".duckicelake_audit (" + auditColumns + ") VALUES ")
+	args := make([]any, 0, n*len(evs))
+	for i, ev := range evs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('(')
+		for j := 0; j < n; j++ {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, "$%d", i*n+j+1)
+		}
+		b.WriteByte(')')
+		ts := at[0]
+		if len(at) == len(evs) {
+			ts = at[i]
+		}
+		args = append(args, eventRow(ev, ts)...)
+	}
+	if _, err := tx.Exec(ctx, b.String(), args...); err != nil {
+		return fmt.Errorf("governance: write the audit trail: %w", err)
+	}
+	return nil
+}
+
+func eventRow(ev *governance.Event, ts time.Time) []any {
+	policies := ev.PolicyIDs
+	if policies == nil {
+		policies = []string{}
+	}
+	key := ev.Key
+	if ev.IsList {
+		key = ev.Prefix
+	}
+	return []any{ts, ev.Source, string(ev.RequestID), ev.Principal, ev.Actor, ev.Channel, ev.Delegator, ev.Action,
+		ev.Namespace, ev.Table, string(ev.Bucket), sanitize(key), ev.Decision.String(), ev.Reason, policies,
+		ev.Status, ev.Error, ev.BytesIn, ev.BytesOut, float64(ev.Latency) / float64(time.Millisecond)}
+}
+
+// sanitize makes a key storable as Postgres text: NUL is the one byte
+// text cannot hold; invalid UTF-8 is replaced.
+func sanitize(b []byte) string {
+	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	return strings.ReplaceAll(s, "\x00", "\uFFFD")
+}
+
+// Record is one audit trail row as queried.
+type Record struct {
+	ID        int64     `json:"id"`
+	Time      time.Time `json:"ts"`
+	Source    string    `json:"source"`
+	RequestID string    `json:"request-id,omitempty"`
+	Principal string    `json:"principal"`
+	Actor     string    `json:"actor,omitempty"`
+	Channel   string    `json:"channel,omitempty"`
+	Delegator string    `json:"delegator,omitempty"`
+	Action    string    `json:"action"`
+	Namespace string    `json:"namespace,omitempty"`
+	Table     string    `json:"table,omitempty"`
+	Bucket    string    `json:"bucket,omitempty"`
+	Key       string    `json:"key,omitempty"`
+	Decision  string    `json:"decision"`
+	Reason    string    `json:"reason,omitempty"`
+	PolicyIDs []string  `json:"policy-ids,omitempty"`
+	Status    int       `json:"status"`
+	Error     string    `json:"error,omitempty"`
+	BytesIn   int64     `json:"bytes-in"`
+	BytesOut  int64     `json:"bytes-out"`
+	LatencyMS float64   `json:"latency-ms"`
+}
+
+// Query filters the audit trail. Zero fields do not filter.
+type Query struct {
+	Principal string
+	Namespace string
+	Table     string
+	Decision  string // "allow", "deny", "none"
+	Since     time.Time
+	Until     time.Time
+	// After is the cursor: only rows with a larger id (the next page).
+	After int64
+	// Limit bounds the rows returned (default and maximum 1000).
+	Limit int
+}
+
+// MaxAuditPage bounds one page of the audit trail.
+const MaxAuditPage = 1000
+
+// Audit returns the rows matching q, oldest first, and the cursor of the
+// next page (0 when this one is the last).
+func (s *Store) Audit(ctx context.Context, q Query) ([]Record, int64, error) {
+	limit := q.Limit
+	if limit <= 0 || limit > MaxAuditPage {
+		limit = MaxAuditPage
+	}
+	var where []string
+	var args []any
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, fmt.Sprintf(cond, len(args)))
+	}
+	if q.Principal != "" {
+		add("principal = $%d", q.Principal)
+	}
+	if q.Namespace != "" {
+		add("namespace = $%d", q.Namespace)
+	}
+	if q.Table != "" {
+		add("table_name = $%d", q.Table)
+	}
+	if q.Decision != "" {
+		add("decision = $%d", q.Decision)
+	}
+	if !q.Since.IsZero() {
+		add("ts >= $%d", q.Since)
+	}
+	if !q.Until.IsZero() {
+		add("ts < $%d", q.Until)
+	}
+	if q.After > 0 {
+		add("id > $%d", q.After)
+	}
+	sql := `SELECT id, ts, source, request_id, principal, actor, channel, delegator, action, namespace, table_name, bucket, key,
+		decision, reason, policy_ids, status, error, bytes_in, bytes_out, latency_ms FROM ` + s.t("duckicelake_audit")
+	if len(where) > 0 {
+		sql += " WHERE " + strings.Join(where, " AND ")
+	}
+	args = append(args, limit+1)
+	sql += fmt.Sprintf(" ORDER BY id LIMIT $%d", len(args))
+	rows, err := s.db.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("governance: read the audit trail: %w", err)
+	}
+	defer rows.Close()
+	var out []Record
+	for rows.Next() {
+		var r Record
+		if err := rows.Scan(&r.ID, &r.Time, &r.Source, &r.RequestID, &r.Principal, &r.Actor, &r.Channel, &r.Delegator, &r.Action,
+			&r.Namespace, &r.Table, &r.Bucket, &r.Key, &r.Decision, &r.Reason, &r.PolicyIDs, &r.Status, &r.Error,
+			&r.BytesIn, &r.BytesOut, &r.LatencyMS); err != nil {
+			return nil, 0, fmt.Errorf("governance: read the audit trail: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("governance: read the audit trail: %w", err)
+	}
+	var next int64
+	if len(out) > limit {
+		out = out[:limit]
+		next = out[limit-1].ID
+	}
+	return out, next, nil
+}
+
+// PurgeAudit deletes audit rows older than before, in batches, and
+// reports how many.
+func (s *Store) PurgeAudit(ctx context.Context, before time.Time) (int64, error) {
+	var total int64
+	for {
+		tag, err := s.db.Exec(ctx, `DELETE FROM `+s.t("duckicelake_audit")+` WHERE id IN (SELECT id FROM `+
+			s.t("duckicelake_audit")+` WHERE ts < $1 ORDER BY id LIMIT 10000)`, before)
+		if err != nil {
+			return total, fmt.Errorf("governance: purge the audit trail: %w", err)
+		}
+		total += tag.RowsAffected()
+		if tag.RowsAffected() < 10000 {
+			return total, nil
+		}
+	}
+}
+
+// TrailOptions configure a TrailWriter.
+type TrailOptions struct {
+	// Buffer bounds the events waiting to be written (65536).
+	Buffer int
+	// Batch is the most events one INSERT writes (1000).
+	Batch int
+	// FlushInterval is the longest an event waits (200ms).
+	FlushInterval time.Duration
+	// Logger receives write failures and overflow reports.
+	Logger *zap.Logger
+	// OnDrop counts events that did not fit the buffer (a metric).
+	OnDrop func(n int)
+	// OnWrite counts events written.
+	OnWrite func(n int)
+}
+
+// TrailWriter is a governance.Sink that writes events to the audit trail
+// in batches from a bounded buffer. Record never blocks: an event that
+// does not fit is counted (OnDrop) and logged, never silently lost. Close
+// writes what is buffered.
+type TrailWriter struct {
+	s    *Store
+	opt  TrailOptions
+	ch   chan *queued
+	pool sync.Pool
+	done chan struct{}
+	wg   sync.WaitGroup
+
+	dropped atomic.Int64 // since the last overflow report
+	closed  atomic.Bool
+}
+
+// NewTrailWriter starts a TrailWriter over s.
+func (s *Store) NewTrailWriter(opt TrailOptions) *TrailWriter {
+	if opt.Buffer <= 0 {
+		opt.Buffer = 65536
+	}
+	if opt.Batch <= 0 {
+		opt.Batch = 1000
+	}
+	if opt.FlushInterval <= 0 {
+		opt.FlushInterval = 200 * time.Millisecond
+	}
+	if opt.Logger == nil {
+		opt.Logger = zap.NewNop()
+	}
+	w := &TrailWriter{s: s, opt: opt, ch: make(chan *queued, opt.Buffer), done: make(chan struct{})}
+	w.pool.New = func() any { return new(queued) }
+	w.wg.Add(1)
+	go w.run()
+	return w
+}
+
+// Record implements governance.Sink: it copies ev (its byte slices are the
+// request's) into the buffer.
+func (w *TrailWriter) Record(ev *governance.Event) {
+	if w.closed.Load() {
+		w.drop(1)
+		return
+	}
+	c := w.pool.Get().(*queued)
+	copyEvent(&c.ev, ev)
+	c.at = time.Now()
+	select {
+	case w.ch <- c:
+	default:
+		w.pool.Put(c)
+		w.drop(1)
+	}
+}
+
+func (w *TrailWriter) drop(n int) {
+	w.dropped.Add(int64(n))
+	if w.opt.OnDrop != nil {
+		w.opt.OnDrop(n)
+	}
+}
+
+// queued is a buffered event and when it was recorded.
+type queued struct {
+	ev governance.Event
+	at time.Time
+}
+
+// copyEvent copies src into dst, reusing dst's byte slices.
+func copyEvent(dst, src *governance.Event) {
+	rid, remote, method, akid := dst.RequestID[:0], dst.Remote[:0], dst.Method[:0], dst.AccessKeyID[:0]
+	bucket, key, cb, ck, prefix, urid := dst.Bucket[:0], dst.Key[:0], dst.CopyBucket[:0], dst.CopyKey[:0], dst.Prefix[:0], dst.UpstreamRequestID[:0]
+	*dst = *src
+	dst.RequestID = append(rid, src.RequestID...)
+	dst.Remote = append(remote, src.Remote...)
+	dst.Method = append(method, src.Method...)
+	dst.AccessKeyID = append(akid, src.AccessKeyID...)
+	dst.Bucket = append(bucket, src.Bucket...)
+	dst.Key = append(key, src.Key...)
+	dst.CopyBucket = append(cb, src.CopyBucket...)
+	dst.CopyKey = append(ck, src.CopyKey...)
+	dst.Prefix = append(prefix, src.Prefix...)
+	dst.UpstreamRequestID = append(urid, src.UpstreamRequestID...)
+	if src.PolicyIDs != nil {
+		dst.PolicyIDs = append([]string(nil), src.PolicyIDs...)
+	}
+}
+
+func (w *TrailWriter) run() {
+	defer w.wg.Done()
+	batch := make([]*queued, 0, w.opt.Batch)
+	tick := time.NewTicker(w.opt.FlushInterval)
+	defer tick.Stop()
+	report := time.NewTicker(10 * time.Second)
+	defer report.Stop()
+	flush := func() {
+		if len(batch) == 0 {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := w.write(ctx, batch)
+		cancel()
+		if err != nil {
+			w.opt.Logger.Error("audit trail: a batch could not be written; its events are in the JSON audit log only",
+				zap.Int("events", len(batch)), zap.Error(err))
+			w.drop(len(batch))
+		} else if w.opt.OnWrite != nil {
+			w.opt.OnWrite(len(batch))
+		}
+		for _, ev := range batch {
+			w.pool.Put(ev)
+		}
+		batch = batch[:0]
+	}
+	for {
+		select {
+		case ev := <-w.ch:
+			batch = append(batch, ev)
+			if len(batch) >= w.opt.Batch {
+				flush()
+			}
+		case <-tick.C:
+			flush()
+		case <-report.C:
+			if n := w.dropped.Swap(0); n > 0 {
+				w.opt.Logger.Warn("audit trail: events did not fit the buffer and were not written to Postgres (they are in the JSON audit log)",
+					zap.Int64("events", n))
+			}
+		case <-w.done:
+			for {
+				select {
+				case ev := <-w.ch:
+					batch = append(batch, ev)
+					if len(batch) >= w.opt.Batch {
+						flush()
+					}
+				default:
+					flush()
+					if n := w.dropped.Swap(0); n > 0 {
+						w.opt.Logger.Warn("audit trail: events were not written to Postgres", zap.Int64("events", n))
+					}
+					return
+				}
+			}
+		}
+	}
+}
+
+func (w *TrailWriter) write(ctx context.Context, batch []*queued) error {
+	tx, err := w.s.db.BeginTx(ctx, pgx.TxOptions{})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+	evs := make([]*governance.Event, 0, 500)
+	at := make([]time.Time, 0, 500)
+	for i := 0; i < len(batch); i += 500 {
+		evs, at = evs[:0], at[:0]
+		for _, q := range batch[i:min(i+500, len(batch))] {
+			evs = append(evs, &q.ev)
+			at = append(at, q.at)
+		}
+		if err := InsertEvents(ctx, tx, w.s.schema, at, evs); err != nil {
+			return err
+		}
+	}
+	return tx.Commit(ctx)
+}
+
+// Close stops accepting events and writes those buffered.
+func (w *TrailWriter) Close() {
+	if w.closed.Swap(true) {
+		return
+	}
+	close(w.done)
+	w.wg.Wait()
+}
