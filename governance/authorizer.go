@@ -14,7 +14,10 @@ type Resource struct {
 
 	Namespace string
 	Table     string // a table or a view
-	Columns   []string
+	// TableID is the DuckLake id of Table when the caller has looked it
+	// up already (0 otherwise): the Authorizer then need not.
+	TableID int64
+	Columns []string
 }
 
 // ObjectResource is the Resource of an S3 key.
@@ -38,6 +41,10 @@ type Decision struct {
 	// decision (serve the masked copy instead of the base table, say). A
 	// caller that cannot honour one must deny.
 	Obligations []Obligation
+	// Hidden, on a denial, asks the caller to answer as if the resource
+	// did not exist (an allowlisted table the principal may not see): a
+	// 404 like any missing table, so its existence does not leak.
+	Hidden bool
 }
 
 // ObligationKind is what an Obligation asks for.

@@ -2,98 +2,36 @@ package admin
 
 import (
 	"context"
-	"database/sql"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	_ "github.com/duckdb/duckdb-go/v2"
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
-	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
 	"github.com/duckicelake/duckicelake/governance"
+	"github.com/duckicelake/duckicelake/governance/govtest"
 	"github.com/duckicelake/duckicelake/governance/model"
 	"github.com/duckicelake/duckicelake/governance/plan"
 	"github.com/duckicelake/duckicelake/governance/sqlcheck"
 	"github.com/duckicelake/duckicelake/governance/store"
 )
 
-// extensionDir is where the pinned DuckDB extensions are installed.
-func extensionDir(t *testing.T) string {
-	if d := os.Getenv("DUCKICELAKE_DUCKDB_EXTENSIONS"); d != "" {
-		return d
-	}
-	wd, _ := os.Getwd()
-	d := filepath.Join(wd, "..", "..", ".venv", "duckdb-extensions")
-	if _, err := os.Stat(d); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("no DuckDB extensions at %s (scripts/venv.sh installs them)", d)
-		}
-		t.Skipf("no DuckDB extensions at %s; run scripts/venv.sh", d)
-	}
-	return d
-}
-
 type fixture struct {
-	svc   *Service
-	store *store.Store
-	duck  *sql.DB
-	pool  *pgxpool.Pool
+	*govtest.Lake
+	svc *Service
 }
 
-// newFixture is a DuckLake catalog in a fresh Postgres database, DuckDB
-// attached to it (local data path), and the governance service over it.
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	ext := extensionDir(t)
-	dsn := pgtest.Database(t)
-	ctx := context.Background()
-	data := t.TempDir() + "/"
-	if _, err := ducklake.Init(ctx, pgtest.Connect(t, dsn), ducklake.InitOptions{DataPath: data}); err != nil {
-		t.Fatal(err)
-	}
-	pool, err := pgxpool.New(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	duck, err := sql.Open("duckdb", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	duck.SetMaxOpenConns(1)
-	t.Cleanup(func() { duck.Close() })
-	for _, q := range []string{
-		"SET extension_directory = '" + ext + "'", "SET autoinstall_known_extensions = false",
-		"LOAD ducklake", "LOAD postgres",
-		"ATTACH 'ducklake:postgres:" + dsn + "' AS lake (DATA_PATH '" + data + "')",
-		"CREATE SCHEMA lake.analytics",
-		"CREATE TABLE lake.analytics.customers (id BIGINT, email VARCHAR, country VARCHAR, mrr INTEGER)",
-		"INSERT INTO lake.analytics.customers VALUES (1, 'alice@example.com', 'EU', 2400), (2, 'bob@personal.io', 'US', 1800)",
-		"CREATE TABLE lake.analytics.orders (id BIGINT, customer_id BIGINT, amount DOUBLE)",
-	} {
-		if _, err := duck.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	l := govtest.New(t, govtest.Customers...)
 	check, err := sqlcheck.Open()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { check.Close() })
-	st := store.New(pool, "")
-	return &fixture{svc: New(st, check), store: st, duck: duck, pool: pool}
+	return &fixture{Lake: l, svc: New(l.Store, check)}
 }
 
-func (f *fixture) duckExec(t *testing.T, q string) {
-	t.Helper()
-	if _, err := f.duck.Exec(q); err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-}
+func (f *fixture) duckExec(t *testing.T, q string) { t.Helper(); f.Exec(t, q) }
 
 var admin = Author{Principal: governance.Principal{ID: "admin"}, RequestID: "r1"}
 
@@ -127,11 +65,11 @@ func seedGoverned(t *testing.T, f *fixture) {
 func planFor(t *testing.T, f *fixture, principal, ns, name string) plan.Plan {
 	t.Helper()
 	ctx := context.Background()
-	st, err := f.store.Load(ctx)
+	st, err := f.Store.Load(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := f.store.Resolve(ctx, store.ObjectName{Kind: model.ObjectTable, Schema: ns, Table: name})
+	r, err := f.Store.Resolve(ctx, store.ObjectName{Kind: model.ObjectTable, Schema: ns, Table: name})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +102,7 @@ func TestSeedsExampleAuthored(t *testing.T) {
 		t.Errorf("upsert did not rotate: %s vs %s", bob2.Signature, bob.Signature)
 	}
 	// Every change is in the audit trail with its author.
-	recs, _, err := f.store.Audit(context.Background(), store.Query{Principal: "admin"})
+	recs, _, err := f.Store.Audit(context.Background(), store.Query{Principal: "admin"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +123,7 @@ func TestRenameAndDropCarry(t *testing.T) {
 	}
 	f.duckExec(t, "DROP TABLE lake.analytics.clients")
 	f.duckExec(t, "CREATE TABLE lake.analytics.clients (id BIGINT, mail VARCHAR)")
-	n, err := f.store.Purge(ctx, store.Change{Author: governance.Principal{ID: "system"}})
+	n, err := f.Store.Purge(ctx, store.Change{Author: governance.Principal{ID: "system"}})
 	if err != nil || n != 1 {
 		t.Fatalf("purge = %d, %v; want the one object tag", n, err)
 	}
@@ -257,7 +195,7 @@ func TestRefusals(t *testing.T) {
 		t.Errorf("a tag bringing a second mask to email: %v", err)
 	}
 	// Nothing of the refused changes was written.
-	st, _ := f.store.Load(ctx)
+	st, _ := f.Store.Load(ctx)
 	if len(st.ObjectTags) != 1 || len(st.Attachments) != 2 || len(st.Masks) != 2 {
 		t.Errorf("refused changes left rows: %d object tags, %d attachments, %d masks", len(st.ObjectTags), len(st.Attachments), len(st.Masks))
 	}
@@ -269,7 +207,7 @@ func TestRowPolicies(t *testing.T) {
 	if err := f.svc.PutRowAccessPolicy(ctx, admin, RowAccessPolicy{Name: "eu_only", Body: "country = 'EU'"}); err != nil {
 		t.Fatal(err)
 	}
-	st, _ := f.store.Load(ctx)
+	st, _ := f.Store.Load(ctx)
 	if p := st.RowPolicy("eu_only"); p == nil || len(p.Columns) != 1 || p.Columns[0] != "country" {
 		t.Fatalf("columns derived from the body: %+v", p)
 	}

@@ -163,6 +163,13 @@ func (s *State) ColumnAttachments(tableID, columnID int64) []Attachment {
 // TableAttachments are the policies attached directly to a table.
 func (s *State) TableAttachments(tableID int64) []Attachment { return s.ix().attachTable[tableID] }
 
+// MayGovernTable is MayGovern for a table whose schema id is not at hand:
+// true also whenever anything is set on some schema.
+func (s *State) MayGovernTable(tableID int64) bool {
+	x := s.ix()
+	return len(x.grantsTable[tableID]) > 0 || x.governedTables[tableID] || len(x.grantsSchema) > 0 || len(x.taggedSchemas) > 0
+}
+
 // MayGovern reports whether anything in s could apply to the table: a
 // grant, a tag at any level, or a direct attachment. A table for which it
 // is false has the empty plan for every principal, which lets the hot path

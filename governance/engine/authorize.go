@@ -1,0 +1,166 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/duckicelake/duckicelake/governance"
+	"github.com/duckicelake/duckicelake/governance/plan"
+)
+
+// Reasons the engine gives. They name no table and no value: the caller
+// named whatever they are about.
+const (
+	reasonAgentReadOnly = "agent sessions are read-only"
+	reasonNotGranted    = "the table is not granted to the principal"
+	reasonGoverned      = "allowed by governance"
+	reasonListHidden    = "the listing would show files of a table not granted to the principal"
+	reasonPlanIssue     = "a governance policy on the table cannot be applied"
+)
+
+var _ governance.Authorizer = (*Engine)(nil)
+
+type decisionKey struct {
+	principal, actor, channel string
+	table                     int64
+	action                    governance.Action
+}
+
+type decisionEntry struct {
+	version, schemaVersion int64
+	d                      governance.Decision
+}
+
+// Authorize implements governance.Authorizer.
+func (e *Engine) Authorize(ctx context.Context, p *governance.Principal, a governance.Action, r *governance.Resource) (governance.Decision, error) {
+	if d := governance.ScopeDecision(p, a, r); !d.Allow {
+		return d, nil
+	}
+	if p.IsAgent() && a.IsWrite() {
+		return governance.Denied(reasonAgentReadOnly), nil
+	}
+	if a.IsS3() {
+		return e.authorizeS3(ctx, p, a, r)
+	}
+	if r.Table == "" && r.TableID == 0 {
+		return governance.Allowed(reasonGoverned), nil
+	}
+	id := r.TableID
+	if id == 0 {
+		t, err := e.TableByName(ctx, r.Namespace, r.Table)
+		if err != nil {
+			return governance.Decision{}, err
+		}
+		if t == nil {
+			// A table about to be created, or a view: nothing governs it.
+			return governance.Allowed(reasonGoverned), nil
+		}
+		id = t.TableID
+	}
+	return e.decideTable(ctx, p, a, id)
+}
+
+// AuthorizeBatch implements governance.Authorizer.
+func (e *Engine) AuthorizeBatch(ctx context.Context, p *governance.Principal, a governance.Action, rs []governance.Resource, out []governance.Decision) error {
+	return governance.AuthorizeEach(ctx, e, p, a, rs, out)
+}
+
+func (e *Engine) authorizeS3(ctx context.Context, p *governance.Principal, a governance.Action, r *governance.Resource) (governance.Decision, error) {
+	idx := e.cfg.Index
+	if idx == nil {
+		return governance.Allowed(reasonGoverned), nil
+	}
+	if a == governance.ActionListObjects {
+		// A listing shows the keys of every table under its prefix, and of
+		// the table the prefix lies in.
+		if m, ok := idx.Lookup(r.Bucket, r.Key); ok {
+			if d, err := e.decideRef(ctx, p, a, m); err != nil || !d.Allow {
+				return d, err
+			}
+		}
+		var d governance.Decision
+		var err error
+		allowed := true
+		idx.Under(r.Bucket, r.Key, func(t TableRef) bool {
+			var td governance.Decision
+			td, err = e.decideTable(ctx, p, a, t.ID)
+			if err != nil || !td.Allow {
+				allowed = false
+				return false
+			}
+			return true
+		})
+		if err != nil {
+			return d, err
+		}
+		if !allowed {
+			return governance.Denied(reasonListHidden), nil
+		}
+		return governance.Allowed(reasonGoverned), nil
+	}
+	m, ok := idx.Lookup(r.Bucket, r.Key)
+	if !ok {
+		return governance.Allowed(reasonGoverned), nil
+	}
+	return e.decideRef(ctx, p, a, m)
+}
+
+// decideRef decides a key's table and, when other tables claim it too,
+// each of them: every claimant must allow.
+func (e *Engine) decideRef(ctx context.Context, p *governance.Principal, a governance.Action, m TableRef) (governance.Decision, error) {
+	d, err := e.decideTable(ctx, p, a, m.ID)
+	if err != nil || !d.Allow || !m.Shared {
+		return d, err
+	}
+	for _, id := range m.Others {
+		if od, err := e.decideTable(ctx, p, a, id); err != nil || !od.Allow {
+			return od, err
+		}
+	}
+	return d, nil
+}
+
+// decideTable decides a on table id for p, from the decision cache when
+// neither the governance state nor the catalog's schema moved.
+func (e *Engine) decideTable(ctx context.Context, p *governance.Principal, a governance.Action, id int64) (governance.Decision, error) {
+	st := e.state.Load()
+	c, err := e.catalog(ctx)
+	if err != nil {
+		return governance.Decision{}, err
+	}
+	k := decisionKey{p.ID, p.Actor, p.Channel, id, a}
+	if de, ok := e.decisions.get(k); ok && de.version == st.Version && de.schemaVersion == c.schemaVersion {
+		return de.d, nil
+	}
+	var d governance.Decision
+	if !st.MayGovernTable(id) {
+		d = governance.Allowed(reasonGoverned)
+	} else {
+		t, c2, err := e.tableByID(ctx, id)
+		if err != nil {
+			return governance.Decision{}, err
+		}
+		c = c2
+		if t == nil {
+			d = governance.Allowed(reasonGoverned)
+		} else {
+			d = decide(e.Plan(p, t, c.schemaVersion), a)
+		}
+	}
+	e.decisions.put(k, decisionEntry{version: st.Version, schemaVersion: c.schemaVersion, d: d})
+	return d, nil
+}
+
+// schemaGoverned reports whether any schema-level tag or grant exists: a
+// table id alone then cannot tell whether it is governed.
+func (e *Engine) schemaGoverned(st interface{ HasSchemaLevel() bool }) bool {
+	return st.HasSchemaLevel()
+}
+
+// decide turns a plan into a decision on a.
+func decide(pl plan.Plan, a governance.Action) governance.Decision {
+	if !pl.Visible {
+		return governance.Decision{Reason: reasonNotGranted, PolicyIDs: pl.PolicyIDs, Hidden: true}
+	}
+	d := governance.Decision{Allow: true, Reason: reasonGoverned, PolicyIDs: pl.PolicyIDs}
+	return d
+}

@@ -1,0 +1,234 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/duckicelake/duckicelake/governance"
+	"github.com/duckicelake/duckicelake/governance/admin"
+	"github.com/duckicelake/duckicelake/governance/govtest"
+	"github.com/duckicelake/duckicelake/governance/model"
+	"github.com/duckicelake/duckicelake/governance/sqlcheck"
+	"github.com/duckicelake/duckicelake/governance/store"
+)
+
+// dirIndex is a KeyIndex over fixed table directories, for unit tests of
+// the engine's decisions (the real index is internal/tableindex).
+type dirIndex struct {
+	bucket string
+	dirs   map[string]TableRef // prefix ending in '/' → table
+}
+
+func (x *dirIndex) Lookup(bucket, key []byte) (TableRef, bool) {
+	if string(bucket) != x.bucket {
+		return TableRef{}, false
+	}
+	var best string
+	var ref TableRef
+	for d, r := range x.dirs {
+		if bytes.HasPrefix(key, []byte(d)) && len(d) > len(best) {
+			best, ref = d, r
+		}
+	}
+	return ref, best != ""
+}
+
+func (x *dirIndex) Under(bucket, prefix []byte, fn func(TableRef) bool) {
+	if string(bucket) != x.bucket {
+		return
+	}
+	for d, r := range x.dirs {
+		if bytes.HasPrefix([]byte(d), prefix) && !fn(r) {
+			return
+		}
+	}
+}
+
+type env struct {
+	lake *govtest.Lake
+	adm  *admin.Service
+	eng  *Engine
+	idx  *dirIndex
+	ids  map[string]model.ObjectRef
+}
+
+var author = admin.Author{Principal: governance.Principal{ID: "admin"}}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	l := govtest.New(t, govtest.Customers...)
+	check, err := sqlcheck.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { check.Close() })
+	ctx := context.Background()
+	ev := &env{lake: l, adm: admin.New(l.Store, check), ids: map[string]model.ObjectRef{}}
+	ev.idx = &dirIndex{bucket: "lake", dirs: map[string]TableRef{}}
+	for _, name := range []string{"customers", "orders"} {
+		r, err := l.Store.Resolve(ctx, store.ObjectName{Kind: model.ObjectTable, Schema: "analytics", Table: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev.ids[name] = r.Ref
+		ev.idx.dirs["data/analytics/"+name+"/"] = TableRef{ID: r.Ref.TableID, SchemaID: r.Ref.SchemaID}
+	}
+	ev.eng, err = New(ctx, Config{Store: l.Store, Index: ev.idx, AgentAirtight: true,
+		ClientRoles: func(p string) []string {
+			if p == "etl" {
+				return []string{"analysts"}
+			}
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+func (ev *env) must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ev.eng.Reload(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func human(id string) *governance.Principal {
+	return &governance.Principal{ID: id, Scopes: governance.AllScopes}
+}
+
+func TestAllowlistEverywhere(t *testing.T) {
+	ev := newEnv(t)
+	ctx := context.Background()
+	ev.must(t, ev.adm.PutRole(ctx, author, admin.Role{Name: "analysts"}))
+	ev.must(t, ev.adm.PutRoleGrant(ctx, author, admin.RoleGrant{Role: "analysts", Principal: "ann"}))
+	ev.must(t, ev.adm.PutObjectGrant(ctx, author, admin.ObjectGrant{ObjectKind: "table", Schema: "analytics", Object: "customers", Privilege: "select", Role: "analysts"}))
+
+	table := governance.TableResource("analytics", "customers")
+	key := governance.ObjectResource([]byte("lake"), []byte("data/analytics/customers/ducklake-1.parquet"))
+	meta := governance.ObjectResource([]byte("lake"), []byte("data/analytics/customers/metadata/v3.metadata.json"))
+	list := governance.ObjectResource([]byte("lake"), []byte("data/analytics/"))
+	other := governance.ObjectResource([]byte("lake"), []byte("data/analytics/orders/x.parquet"))
+	tests := []struct {
+		who    *governance.Principal
+		action governance.Action
+		r      governance.Resource
+		allow  bool
+		hidden bool
+	}{
+		{human("bob"), governance.ActionLoadTable, table, false, true},
+		{human("bob"), governance.ActionLoadCredentials, table, false, true},
+		{human("bob"), governance.ActionReadObject, key, false, false},
+		{human("bob"), governance.ActionReadObject, meta, false, false},
+		{human("bob"), governance.ActionDeleteObject, key, false, false},
+		{human("bob"), governance.ActionListObjects, list, false, false},
+		{human("bob"), governance.ActionReadObject, other, true, false},
+		{human("ann"), governance.ActionLoadTable, table, true, false},
+		{human("ann"), governance.ActionReadObject, key, true, false},
+		{human("ann"), governance.ActionListObjects, list, true, false},
+		// Configured client roles count as the grants do.
+		{human("etl"), governance.ActionReadObject, key, true, false},
+		// A minted credential for bob: the same answer on the S3 path.
+		{&governance.Principal{ID: "bob"}, governance.ActionReadObject, key, false, false},
+	}
+	for i, tt := range tests {
+		d, err := ev.eng.Authorize(ctx, tt.who, tt.action, &tt.r)
+		if err != nil {
+			t.Fatalf("%d: %v", i, err)
+		}
+		if d.Allow != tt.allow || (!d.Allow && tt.hidden && !d.Hidden) {
+			t.Errorf("%d: %s %s %s%s = %+v, want allow=%v hidden=%v", i, tt.who.ID, tt.action, tt.r.Table, tt.r.Key, d, tt.allow, tt.hidden)
+		}
+	}
+	// Revoking the grant takes effect on the next decision.
+	ev.must(t, ev.adm.DeleteRoleGrant(ctx, author, admin.RoleGrant{Role: "analysts", Principal: "ann"}))
+	if d, _ := ev.eng.Authorize(ctx, human("ann"), governance.ActionReadObject, &key); d.Allow {
+		t.Error("ann still reads after the revoke")
+	}
+}
+
+func TestAgentsReadOnly(t *testing.T) {
+	ev := newEnv(t)
+	ctx := context.Background()
+	agent := &governance.Principal{ID: "bot", Actor: governance.ActorAgent, Channel: governance.ChannelMCP, Scopes: governance.AllScopes}
+	for _, a := range []governance.Action{governance.ActionWriteObject, governance.ActionDeleteObject, governance.ActionCommitTable,
+		governance.ActionCreateTable, governance.ActionDropTable, governance.ActionCreateNamespace} {
+		r := governance.TableResource("analytics", "orders")
+		if d, err := ev.eng.Authorize(ctx, agent, a, &r); err != nil || d.Allow || d.Reason != reasonAgentReadOnly {
+			t.Errorf("agent %s = %+v, %v", a, d, err)
+		}
+	}
+	r := governance.TableResource("analytics", "orders")
+	if d, _ := ev.eng.Authorize(ctx, agent, governance.ActionLoadTable, &r); !d.Allow {
+		t.Errorf("agent read = %+v", d)
+	}
+}
+
+func TestContextRoles(t *testing.T) {
+	ev := newEnv(t)
+	ctx := context.Background()
+	ev.must(t, ev.adm.PutMaskingPolicy(ctx, author, admin.MaskingPolicy{Name: "mask_host", Signature: "(val VARCHAR)", Body: "'***'",
+		UnmaskedRoles: []string{"actor:human"}}))
+	ev.must(t, ev.adm.PutAttachment(ctx, author, admin.Attachment{PolicyKind: "masking", PolicyName: "mask_host", TargetKind: "column",
+		Schema: "analytics", Object: "customers", Column: "email"}))
+	h, _, _, err := ev.eng.PlanTable(ctx, human("alice"), "analytics", "customers")
+	if err != nil || h.Governed() {
+		t.Fatalf("human plan = %+v, %v", h, err)
+	}
+	agent := &governance.Principal{ID: "alice", Actor: governance.ActorAgent, Channel: governance.ChannelMCP}
+	a, _, _, err := ev.eng.PlanTable(ctx, agent, "analytics", "customers")
+	if err != nil || len(a.Masks) != 1 || a.Tier.String() != "airtight" {
+		t.Fatalf("agent plan = %+v, %v", a, err)
+	}
+	if got := ev.eng.Roles(agent); !got.Has("actor:agent") || !got.Has("channel:mcp") || got.Has("actor:human") {
+		t.Errorf("agent roles = %v", got)
+	}
+}
+
+func TestSecondProcessSeesChanges(t *testing.T) {
+	ev := newEnv(t)
+	ctx := context.Background()
+	other, err := New(ctx, Config{Store: ev.lake.Store, Index: ev.idx})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := governance.ObjectResource([]byte("lake"), []byte("data/analytics/orders/f.parquet"))
+	if d, _ := other.Authorize(ctx, human("bob"), governance.ActionReadObject, &key); !d.Allow {
+		t.Fatal("ungoverned read denied")
+	}
+	ev.must(t, ev.adm.PutRole(ctx, author, admin.Role{Name: "finance"}))
+	ev.must(t, ev.adm.PutObjectGrant(ctx, author, admin.ObjectGrant{ObjectKind: "schema", Schema: "analytics", Privilege: "select", Role: "finance"}))
+	v, err := ev.lake.Store.Version(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.ObserveVersion(ctx, v); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := other.Authorize(ctx, human("bob"), governance.ActionReadObject, &key); d.Allow {
+		t.Error("the second engine still allows after the schema grant")
+	}
+}
+
+func TestDecisionCacheHitAllocatesNothing(t *testing.T) {
+	ev := newEnv(t)
+	ctx := context.Background()
+	ev.must(t, ev.adm.PutRole(ctx, author, admin.Role{Name: "analysts"}))
+	ev.must(t, ev.adm.PutObjectGrant(ctx, author, admin.ObjectGrant{ObjectKind: "table", Schema: "analytics", Object: "customers", Privilege: "select", Role: "analysts"}))
+	p := &governance.Principal{ID: "bob", Actor: governance.ActorHuman, Channel: governance.ChannelREST}
+	key := governance.ObjectResource([]byte("lake"), []byte("data/analytics/customers/f.parquet"))
+	ev.eng.Authorize(ctx, p, governance.ActionReadObject, &key)
+	n := testing.AllocsPerRun(500, func() {
+		if d, _ := ev.eng.Authorize(ctx, p, governance.ActionReadObject, &key); d.Allow {
+			t.Fatal("allowed")
+		}
+	})
+	// dirIndex itself allocates nothing; the engine must not either.
+	if n > 0 {
+		t.Errorf("a cached decision allocates %.1f times", n)
+	}
+}
