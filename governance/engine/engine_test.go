@@ -232,3 +232,28 @@ func TestDecisionCacheHitAllocatesNothing(t *testing.T) {
 		t.Errorf("a cached decision allocates %.1f times", n)
 	}
 }
+
+func TestEffective(t *testing.T) {
+	ev := newEnv(t)
+	ctx := context.Background()
+	ev.must(t, ev.adm.PutTag(ctx, author, admin.Tag{Namespace: "pii", Name: "email"}))
+	ev.must(t, ev.adm.PutObjectTag(ctx, author, admin.ObjectTag{ObjectKind: "column", Schema: "analytics", Object: "customers", Column: "email", TagNamespace: "pii", TagName: "email"}))
+	ev.must(t, ev.adm.PutMaskingPolicy(ctx, author, admin.MaskingPolicy{Name: "mask_email", Signature: "(val VARCHAR)", Body: "left(val, 2) || '***'", UnmaskedRoles: []string{"pii_reader"}}))
+	ev.must(t, ev.adm.PutAttachment(ctx, author, admin.Attachment{PolicyKind: "masking", PolicyName: "mask_email", TargetKind: "tag", TagNamespace: "pii", TagName: "email"}))
+	ev.must(t, ev.adm.PutRole(ctx, author, admin.Role{Name: "pii_reader"}))
+	ev.must(t, ev.adm.PutRoleGrant(ctx, author, admin.RoleGrant{Role: "pii_reader", Principal: "alice"}))
+	bob, ok, err := ev.eng.Effective(ctx, human("bob"), "analytics", "customers")
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if len(bob.Plan.MaskedColumns) != 1 || bob.Plan.MaskedColumns[0].Column != "email" || bob.Derived.MaskingPolicies[0].Bypassed || bob.Plan.ViewSQL == "" {
+		t.Errorf("bob = %+v", bob)
+	}
+	alice, _, _ := ev.eng.Effective(ctx, human("alice"), "analytics", "customers")
+	if len(alice.Plan.MaskedColumns) != 0 || len(alice.Derived.MaskingPolicies) != 1 || !alice.Derived.MaskingPolicies[0].Bypassed {
+		t.Errorf("alice = %+v", alice)
+	}
+	if _, ok, _ := ev.eng.Effective(ctx, human("bob"), "analytics", "nope"); ok {
+		t.Error("a missing table has effective policies")
+	}
+}
