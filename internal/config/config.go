@@ -9,14 +9,43 @@ import (
 
 // Config is the whole configuration. Field comments name the TOML key.
 type Config struct {
-	Dev      bool     `toml:"dev"` // development stack; never in production
-	Gateway  Gateway  `toml:"gateway"`
-	Catalog  Catalog  `toml:"catalog"`
-	Upstream Upstream `toml:"upstream"`
-	Root     Root     `toml:"root"`
-	Mint     Mint     `toml:"mint"`
-	OAuth    OAuth    `toml:"oauth"`
-	Log      Log      `toml:"log"`
+	Dev        bool       `toml:"dev"` // development stack; never in production
+	Gateway    Gateway    `toml:"gateway"`
+	Catalog    Catalog    `toml:"catalog"`
+	Upstream   Upstream   `toml:"upstream"`
+	Root       Root       `toml:"root"`
+	Mint       Mint       `toml:"mint"`
+	OAuth      OAuth      `toml:"oauth"`
+	Governance Governance `toml:"governance"`
+	DuckDB     DuckDB     `toml:"duckdb"`
+	Log        Log        `toml:"log"`
+}
+
+// Governance configures policy enforcement and the audit trail.
+type Governance struct {
+	// FailClosed makes the cooperative tier (metadata stamping, masking
+	// views) deny on a governance error instead of serving unmasked with
+	// an audit record. Vending, signing, the gateway and the airtight tier
+	// always fail closed.
+	FailClosed bool `toml:"fail_closed"`
+	// AgentAirtight holds agent sessions to the airtight tier (masked
+	// copies only) whenever a restriction applies to them.
+	AgentAirtight bool `toml:"agent_airtight"`
+	// AuditRetention is how long audit trail rows are kept in Postgres.
+	AuditRetention time.Duration `toml:"audit_retention"`
+	// AuditBuffer bounds the gateway's audit events waiting to be written
+	// to Postgres; what overflows is counted and logged.
+	AuditBuffer int `toml:"audit_buffer"`
+}
+
+// DuckDB configures the embedded DuckDB (policy validation, exports,
+// seeding).
+type DuckDB struct {
+	// ExtensionDirectory holds the DuckDB 1.5.5 extensions (httpfs,
+	// ducklake, postgres) as DuckDB installs them
+	// (<dir>/v1.5.5/<platform>/<name>.duckdb_extension). Empty: DuckDB's
+	// default (~/.duckdb/extensions), where INSTALL puts them.
+	ExtensionDirectory string `toml:"extension_directory"`
 }
 
 // Gateway configures the S3 listener.
@@ -203,8 +232,9 @@ func Default() *Config {
 			ConnectTimeout:  5 * time.Second,
 			ResponseTimeout: 60 * time.Second,
 		},
-		Mint:  Mint{MaxTTL: 12 * time.Hour, DefaultTTL: time.Hour},
-		OAuth: OAuth{TokenTTL: time.Hour},
-		Log:   Log{Level: "info", Format: "json"},
+		Mint:       Mint{MaxTTL: 12 * time.Hour, DefaultTTL: time.Hour},
+		OAuth:      OAuth{TokenTTL: time.Hour},
+		Governance: Governance{AgentAirtight: true, AuditRetention: 90 * 24 * time.Hour, AuditBuffer: 65536},
+		Log:        Log{Level: "info", Format: "json"},
 	}
 }

@@ -152,6 +152,11 @@ func TestEverySetting(t *testing.T) {
 		"mint.keys":                    "new:" + testKeyHex + ",old:base64:" + strings.Repeat("A", 43),
 		"mint.max_ttl":                 "24h",
 		"mint.default_ttl":             "2h",
+		"governance.fail_closed":       "true",
+		"governance.agent_airtight":    "false",
+		"governance.audit_retention":   "240h",
+		"governance.audit_buffer":      "1024",
+		"duckdb.extension_directory":   "/opt/duckdb/extensions",
 		"log.level":                    "debug",
 		"log.format":                   "console",
 	}
@@ -169,7 +174,9 @@ func TestEverySetting(t *testing.T) {
 		Root: Root{AccessKey: "ROOTADMIN", SecretKey: Secret(strings.Repeat("r", 40))},
 		Mint: Mint{Keys: []MintKey{{"new", testKeyHex}, {"old", Secret("base64:" + strings.Repeat("A", 43))}},
 			MaxTTL: 24 * time.Hour, DefaultTTL: 2 * time.Hour},
-		Log: Log{Level: "debug", Format: "console"},
+		Governance: Governance{FailClosed: true, AgentAirtight: false, AuditRetention: 240 * time.Hour, AuditBuffer: 1024},
+		DuckDB:     DuckDB{ExtensionDirectory: "/opt/duckdb/extensions"},
+		Log:        Log{Level: "debug", Format: "console"},
 	}
 	if len(values) != len(settings()) {
 		t.Fatalf("test covers %d settings, there are %d", len(values), len(settings()))
@@ -253,6 +260,13 @@ secret = "`+testKeyHex+`"
 [[mint.keys]]
 id = "old"
 secret = "base64:`+strings.Repeat("A", 43)+`"
+[governance]
+fail_closed = true
+agent_airtight = false
+audit_retention = "240h"
+audit_buffer = 1024
+[duckdb]
+extension_directory = "/opt/duckdb/extensions"
 [log]
 level = "debug"
 format = "console"

@@ -78,6 +78,11 @@ func settings() []setting {
 			hint:  "; generate one with `openssl rand -hex 32`",
 			field: func(c *Config) any { return &c.OAuth.TokenKey }},
 		{key: "oauth.token_ttl", usage: "lifetime of the catalog's OAuth2 access tokens", field: func(c *Config) any { return &c.OAuth.TokenTTL }},
+		{key: "governance.fail_closed", usage: "deny on governance errors in the cooperative tier too (default: serve unmasked, audited)", field: func(c *Config) any { return &c.Governance.FailClosed }},
+		{key: "governance.agent_airtight", usage: "hold agent sessions to masked copies whenever a restriction applies", field: func(c *Config) any { return &c.Governance.AgentAirtight }},
+		{key: "governance.audit_retention", usage: "how long the audit trail keeps rows in Postgres", field: func(c *Config) any { return &c.Governance.AuditRetention }},
+		{key: "governance.audit_buffer", usage: "gateway audit events buffered for Postgres; the overflow is counted and logged", field: func(c *Config) any { return &c.Governance.AuditBuffer }},
+		{key: "duckdb.extension_directory", usage: "directory of the DuckDB 1.5.5 extensions (httpfs, ducklake, postgres)", field: func(c *Config) any { return &c.DuckDB.ExtensionDirectory }},
 		{key: "log.level", usage: "debug, info, warn or error", field: func(c *Config) any { return &c.Log.Level }},
 		{key: "log.format", usage: "json or console", field: func(c *Config) any { return &c.Log.Format }},
 	}

@@ -151,6 +151,11 @@ func (c *Config) validate(source map[string]string) error {
 		bad("mint.default_ttl", "%s exceeds mint.max_ttl %s", m.DefaultTTL, m.MaxTTL)
 	}
 
+	checkPositive("governance.audit_retention", c.Governance.AuditRetention)
+	if c.Governance.AuditBuffer < 1 {
+		bad("governance.audit_buffer", "want at least 1, got %d", c.Governance.AuditBuffer)
+	}
+
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:
