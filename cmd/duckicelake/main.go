@@ -6,8 +6,9 @@
 //	duckicelake <command> [flags]
 //
 // Commands: serve (the S3 gateway and the Iceberg REST catalog), init (the
-// DuckLake catalog in Postgres), creds (mint, inspect, keygen, revoke) and
-// version; "duckicelake help" describes them.
+// DuckLake catalog in Postgres), seed (the sample dataset, optionally
+// governed), creds (mint, inspect, keygen, revoke) and version;
+// "duckicelake help" describes them.
 package main
 
 import (
@@ -38,6 +39,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runInit(args[1:], stdout, stderr)
 	case "serve":
 		return runServe(args[1:], stdout, stderr)
+	case "seed":
+		return runSeed(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout)
 		return 0
@@ -57,6 +60,8 @@ commands:
             Iceberg REST catalog (/v1/…) on the DuckLake catalog in Postgres
   init      create the DuckLake catalog in Postgres (catalog.dsn, catalog.data_path,
             catalog.schema) and apply duckicelake's sidecar migrations; idempotent
+  seed      load the sample dataset (analytics.customers, analytics.orders) through
+            DuckLake; -governed also authors the demo mask (bob masked, alice not)
   creds     gateway credentials: mint, inspect (decode and verify a session token),
             keygen (a minting key), revoke (by vend id or token, in the catalog)
   version   print the version
