@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/duckicelake/duckicelake/internal/creds"
+	"github.com/duckicelake/duckicelake/internal/s3proto"
 )
 
 // Principal is who a request acts for, as governance sees it.
@@ -36,7 +37,7 @@ type Decision struct {
 // after CheckScope has admitted every key, once per object the request
 // touches. An error denies the request: authorisation fails closed.
 type Authorizer interface {
-	Authorize(ctx context.Context, p *Principal, op Op, obj Object) (Decision, error)
+	Authorize(ctx context.Context, p *Principal, op s3proto.Op, obj Object) (Decision, error)
 }
 
 // ScopeOnly is the Authorizer in force until governance implements one: it
@@ -45,7 +46,7 @@ type Authorizer interface {
 type ScopeOnly struct{}
 
 // Authorize allows; see ScopeOnly.
-func (ScopeOnly) Authorize(context.Context, *Principal, Op, Object) (Decision, error) {
+func (ScopeOnly) Authorize(context.Context, *Principal, s3proto.Op, Object) (Decision, error) {
 	return Decision{Allow: true, Reason: "within the credential's scope; no governance policy applies"}, nil
 }
 
@@ -55,19 +56,19 @@ func (ScopeOnly) Authorize(context.Context, *Principal, Op, Object) (Decision, e
 // (copying is reading the source), then each key of a DeleteObjects body as
 // OpDeleteObject. An Authorizer error denies, with the error returned for
 // the log; its text stays out of Reason, which the client may see.
-func AuthorizeRequest(ctx context.Context, a Authorizer, p *Principal, r *Request, deleteKeys [][]byte) (Decision, error) {
+func AuthorizeRequest(ctx context.Context, a Authorizer, p *Principal, r *s3proto.Request, deleteKeys [][]byte) (Decision, error) {
 	deny := func(err error) (Decision, error) {
 		return Decision{Reason: "authorisation failed"}, err
 	}
 	var d Decision
 	var err error
 	switch {
-	case r.Op == OpDeleteObjects:
+	case r.Op == s3proto.OpDeleteObjects:
 		if len(deleteKeys) == 0 {
 			return Decision{Reason: "no keys to authorise"}, nil
 		}
 		for _, k := range deleteKeys {
-			if d, err = a.Authorize(ctx, p, OpDeleteObject, Object{Bucket: r.Bucket, Key: k}); err != nil {
+			if d, err = a.Authorize(ctx, p, s3proto.OpDeleteObject, Object{Bucket: r.Bucket, Key: k}); err != nil {
 				return deny(err)
 			}
 			if !d.Allow {
@@ -86,7 +87,7 @@ func AuthorizeRequest(ctx context.Context, a Authorizer, p *Principal, r *Reques
 	if !d.Allow || !r.Op.HasCopySource() {
 		return d, nil
 	}
-	if d, err = a.Authorize(ctx, p, OpGetObject, Object{Bucket: r.CopySourceBucket, Key: r.CopySourceKey}); err != nil {
+	if d, err = a.Authorize(ctx, p, s3proto.OpGetObject, Object{Bucket: r.CopySourceBucket, Key: r.CopySourceKey}); err != nil {
 		return deny(err)
 	}
 	return d, nil

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/duckicelake/duckicelake/internal/creds"
+	"github.com/duckicelake/duckicelake/internal/s3proto"
 	"github.com/duckicelake/duckicelake/sigv4"
 )
 
@@ -228,7 +229,7 @@ func BenchmarkAudit(b *testing.B) {
 		akid: []byte("DLAK0123456789ABCDEF"), upRID: []byte("18C0A1B2C3D4E5F6"), decision: decisionAllow,
 		reason: "in scope", bytesOut: 1024}
 	s.appendRequestID(st.id[:0])
-	st.req.Op, st.req.Bucket, st.req.Key = OpGetObject, []byte("lake"), []byte("data/analytics/part-00001.parquet")
+	st.req.Op, st.req.Bucket, st.req.Key = s3proto.OpGetObject, []byte("lake"), []byte("data/analytics/part-00001.parquet")
 	st.cred.verified = true
 	st.cred.claims = creds.Claims{Principal: "alice", Actor: "human", Channel: "rest", VendID: "v-0123456789"}
 	b.ReportAllocs()

@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/duckicelake/duckicelake/internal/s3proto"
 )
 
 // TestScopeDenials: every operation on a key outside the credential's grants
@@ -309,7 +311,7 @@ func TestReadOnlyGrant(t *testing.T) {
 // denyAuthorizer refuses keys under "masked/" and fails on "broken/".
 type denyAuthorizer struct{}
 
-func (denyAuthorizer) Authorize(_ context.Context, p *Principal, op Op, obj Object) (Decision, error) {
+func (denyAuthorizer) Authorize(_ context.Context, p *Principal, op s3proto.Op, obj Object) (Decision, error) {
 	switch {
 	case strings.HasPrefix(string(obj.Key), "data/masked/"):
 		return Decision{Reason: "base files of a masked table", PolicyIDs: []string{"pol-7"}}, nil

@@ -5,6 +5,8 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/duckicelake/duckicelake/internal/s3proto"
 )
 
 // Metrics are the gateway's Prometheus collectors. One Metrics is shared by
@@ -20,7 +22,7 @@ type Metrics struct {
 
 	// Children resolved once: the label lookups hash their values, and a
 	// request should not pay for that.
-	latencyByOp [opEnd]prometheus.Observer
+	latencyByOp [s3proto.NumOps]prometheus.Observer
 	upstreamErr [upstreamErrEnd]prometheus.Counter
 
 	mu       sync.RWMutex
@@ -28,7 +30,7 @@ type Metrics struct {
 }
 
 type requestKey struct {
-	op       Op
+	op       s3proto.Op
 	status   int
 	decision decision
 }
@@ -103,7 +105,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			return nil, err
 		}
 	}
-	for op := range opEnd {
+	for op := range s3proto.NumOps {
 		m.latencyByOp[op] = m.latency.WithLabelValues(op.String())
 	}
 	for k := range upstreamErrEnd {
@@ -113,9 +115,9 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 }
 
 // observe records one finished request.
-func (m *Metrics) observe(op Op, status int, d decision, seconds float64, in, out int64) {
-	if op >= opEnd {
-		op = OpUnknown
+func (m *Metrics) observe(op s3proto.Op, status int, d decision, seconds float64, in, out int64) {
+	if op >= s3proto.NumOps {
+		op = s3proto.OpUnknown
 	}
 	m.counter(requestKey{op, status, d}).Inc()
 	m.latencyByOp[op].Observe(seconds)

@@ -1,6 +1,10 @@
 package gateway
 
-import "github.com/duckicelake/duckicelake/internal/creds"
+import (
+	"github.com/duckicelake/duckicelake/internal/creds"
+
+	"github.com/duckicelake/duckicelake/internal/s3proto"
+)
 
 // Reasons CheckScope gives; they name no key, so they are safe both in the
 // client's error message and in the audit trail.
@@ -30,51 +34,51 @@ const (
 // and GetBucketLocation are allowed when some grant names the bucket; root-
 // only ops, OpUnknown included, are denied. Operator root credentials do
 // not come here. The result is always AccessDenied.
-func CheckScope(c *creds.Claims, r *Request, deleteKeys [][]byte) *S3Error {
+func CheckScope(c *creds.Claims, r *s3proto.Request, deleteKeys [][]byte) *s3proto.Error {
 	op := r.Op
 	if op.RootOnly() {
-		return AccessDenied(reasonRootOnly)
+		return s3proto.AccessDenied(reasonRootOnly)
 	}
-	if op == OpListBuckets {
+	if op == s3proto.OpListBuckets {
 		return nil
 	}
 	if len(r.Bucket) == 0 {
-		return AccessDenied(reasonUnclassified)
+		return s3proto.AccessDenied(reasonUnclassified)
 	}
 	switch {
-	case op == OpHeadBucket || op == OpGetBucketLocation:
+	case op == s3proto.OpHeadBucket || op == s3proto.OpGetBucketLocation:
 		if !namesBucket(c, r.Bucket) {
-			return AccessDenied(reasonBucket)
+			return s3proto.AccessDenied(reasonBucket)
 		}
 		return nil
-	case op == OpDeleteObjects:
+	case op == s3proto.OpDeleteObjects:
 		if len(deleteKeys) == 0 {
-			return AccessDenied(reasonUnclassified)
+			return s3proto.AccessDenied(reasonUnclassified)
 		}
 		for _, k := range deleteKeys {
 			if len(k) == 0 || !c.Allows(creds.Write, r.Bucket, k) {
-				return AccessDenied(reasonDeleteKey)
+				return s3proto.AccessDenied(reasonDeleteKey)
 			}
 		}
 		return nil
 	case op.IsList():
 		if !c.AllowsList(r.Bucket, r.ListPrefix) {
-			return AccessDenied(reasonListPrefix)
+			return s3proto.AccessDenied(reasonListPrefix)
 		}
 		return nil
 	case op.IsObject():
 		if len(r.Key) == 0 || !c.Allows(op.Access(), r.Bucket, r.Key) {
-			return AccessDenied(reasonKey)
+			return s3proto.AccessDenied(reasonKey)
 		}
 		if op.HasCopySource() {
 			if len(r.CopySourceBucket) == 0 || len(r.CopySourceKey) == 0 ||
 				!c.Allows(creds.Read, r.CopySourceBucket, r.CopySourceKey) {
-				return AccessDenied(reasonCopySource)
+				return s3proto.AccessDenied(reasonCopySource)
 			}
 		}
 		return nil
 	}
-	return AccessDenied(reasonUnclassified)
+	return s3proto.AccessDenied(reasonUnclassified)
 }
 
 // namesBucket reports whether some grant gives any access in bucket.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/duckicelake/duckicelake/internal/creds"
+	"github.com/duckicelake/duckicelake/internal/s3proto"
 )
 
 var testClaims = &creds.Claims{
@@ -145,7 +146,7 @@ func TestCheckScope(t *testing.T) {
 		{name: "unknown bucket subresource", method: "GET", path: "/whole", query: "session"},
 		{name: "unknown method", method: "OPTIONS", path: "/whole/a"},
 	}
-	var r Request
+	var r s3proto.Request
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			host := "127.0.0.1:9000"
@@ -182,13 +183,13 @@ func TestCheckScope(t *testing.T) {
 			switch {
 			case r.Op.RootOnly():
 				want = reasonRootOnly
-			case r.Op == OpDeleteObjects && len(keys) == 0:
+			case r.Op == s3proto.OpDeleteObjects && len(keys) == 0:
 				want = reasonUnclassified
-			case r.Op == OpDeleteObjects:
+			case r.Op == s3proto.OpDeleteObjects:
 				want = reasonDeleteKey
 			case r.Op.IsList():
 				want = reasonListPrefix
-			case r.Op == OpHeadBucket || r.Op == OpGetBucketLocation:
+			case r.Op == s3proto.OpHeadBucket || r.Op == s3proto.OpGetBucketLocation:
 				want = reasonBucket
 			case strings.Contains(tc.name, "source"):
 				want = reasonCopySource
@@ -206,13 +207,13 @@ func TestCheckScope(t *testing.T) {
 func TestCheckScopeEveryOp(t *testing.T) {
 	none := &creds.Claims{}
 	all := &creds.Claims{Grants: []creds.Grant{{Bucket: "lake", Access: creds.Read | creds.Write | creds.List}}}
-	for op := OpUnknown; op <= opEnd; op++ {
-		r := &Request{Op: op, Bucket: []byte("lake"), Key: []byte("k"), CopySourceBucket: []byte("lake"), CopySourceKey: []byte("s")}
+	for op := s3proto.OpUnknown; op <= s3proto.NumOps; op++ {
+		r := &s3proto.Request{Op: op, Bucket: []byte("lake"), Key: []byte("k"), CopySourceBucket: []byte("lake"), CopySourceKey: []byte("s")}
 		if op.IsList() || !op.IsObject() {
 			r.Key = nil
 		}
 		keys := [][]byte{[]byte("k")}
-		if err := CheckScope(none, r, keys); (err == nil) != (op == OpListBuckets) {
+		if err := CheckScope(none, r, keys); (err == nil) != (op == s3proto.OpListBuckets) {
 			t.Errorf("%v with no grants: %v", op, err)
 		}
 		err := CheckScope(all, r, keys)
@@ -231,7 +232,7 @@ func TestCheckScopeEveryOp(t *testing.T) {
 				t.Errorf("%v without a copy source allowed", op)
 			}
 		}
-		if op != OpListBuckets && !op.RootOnly() {
+		if op != s3proto.OpListBuckets && !op.RootOnly() {
 			r.Bucket = nil
 			if CheckScope(all, r, keys) == nil {
 				t.Errorf("%v without a bucket allowed", op)
@@ -247,7 +248,7 @@ type recordingAuthorizer struct {
 	err   error
 }
 
-func (a *recordingAuthorizer) Authorize(_ context.Context, p *Principal, op Op, obj Object) (Decision, error) {
+func (a *recordingAuthorizer) Authorize(_ context.Context, p *Principal, op s3proto.Op, obj Object) (Decision, error) {
 	call := op.String() + " " + string(obj.Bucket) + "/" + string(obj.Key)
 	a.calls = append(a.calls, call)
 	if a.err != nil {
@@ -265,8 +266,8 @@ func TestAuthorizeRequest(t *testing.T) {
 		t.Fatalf("PrincipalOf = %+v", p)
 	}
 	ctx := context.Background()
-	classify := func(method, path, query, src string) *Request {
-		var r Request
+	classify := func(method, path, query, src string) *s3proto.Request {
+		var r s3proto.Request
 		hdr := testHeaders{}
 		if src != "" {
 			hdr = copySource(src)
@@ -279,7 +280,7 @@ func TestAuthorizeRequest(t *testing.T) {
 
 	cases := []struct {
 		name  string
-		r     *Request
+		r     *s3proto.Request
 		keys  []string
 		deny  string
 		err   error
@@ -324,8 +325,22 @@ func TestAuthorizeRequest(t *testing.T) {
 		})
 	}
 
-	d, err := ScopeOnly{}.Authorize(ctx, &p, OpGetObject, Object{Bucket: []byte("lake"), Key: []byte("k")})
+	d, err := ScopeOnly{}.Authorize(ctx, &p, s3proto.OpGetObject, Object{Bucket: []byte("lake"), Key: []byte("k")})
 	if err != nil || !d.Allow || d.Reason == "" {
 		t.Errorf("ScopeOnly: %+v %v", d, err)
 	}
 }
+
+// testHeaders is a sigv4.HeaderReader over a map of lower-case names.
+type testHeaders map[string][]string
+
+func (h testHeaders) AppendValues(dst [][]byte, name []byte) [][]byte {
+	for _, v := range h[string(name)] {
+		dst = append(dst, []byte(v))
+	}
+	return dst
+}
+
+func copySource(v ...string) testHeaders { return testHeaders{"x-amz-copy-source": v} }
+
+var testClassifier = &s3proto.Classifier{VirtualHostSuffixes: [][]byte{[]byte("s3.localhost"), []byte("s3.example.com")}}

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/duckicelake/duckicelake/internal/creds"
+	"github.com/duckicelake/duckicelake/internal/s3proto"
 	"github.com/duckicelake/duckicelake/sigv4"
 )
 
@@ -141,7 +142,7 @@ type Server struct {
 	keyring    *creds.Keyring
 	root       *creds.Root
 	now        func() time.Time
-	classifier Classifier
+	classifier s3proto.Classifier
 	verifier   *sigv4.Verifier
 	up         *upstream
 	srv        *fasthttp.Server

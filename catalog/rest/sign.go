@@ -20,6 +20,7 @@ import (
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/gateway"
 	"github.com/duckicelake/duckicelake/internal/creds"
+	"github.com/duckicelake/duckicelake/internal/s3proto"
 	"github.com/duckicelake/duckicelake/sigv4"
 )
 
@@ -27,7 +28,7 @@ import (
 // S3 request it is about to make ({method, uri, headers, body?}) to
 // POST …/tables/{table}/sign (or the legacy POST /v1/aws/s3/sign) and gets
 // back the headers that authenticate it. The catalog authorises the request
-// first, exactly as the gateway authorises an S3 request (gateway.Classifier,
+// first, exactly as the gateway authorises an S3 request (s3proto.Classifier,
 // gateway.CheckScope over the table's prefix, the gateway.Authorizer), and
 // only then signs it:
 //
@@ -91,7 +92,7 @@ type remoteSigner struct {
 	endpoint   string // scheme://authority: the advertised s3.endpoint
 	region     string
 	hosts      []string // host names a request URI may name (lower-case, no port)
-	classifier gateway.Classifier
+	classifier s3proto.Classifier
 	catalogURL string
 
 	root    *sigv4.Signer  // direct
@@ -407,7 +408,7 @@ func access(p *Principal, ns string) creds.Access {
 }
 
 // resolver finds the table a classified request must stay inside.
-type resolver func(req *gateway.Request, deleteKeys [][]byte) (tableScope, error)
+type resolver func(req *s3proto.Request, deleteKeys [][]byte) (tableScope, error)
 
 // sign authorises in for p and signs it.
 func (rs *remoteSigner) sign(ctx context.Context, p *Principal, in *signInput, resolve resolver, now time.Time) (*signOutput, error) {
@@ -425,7 +426,7 @@ func (rs *remoteSigner) sign(ctx context.Context, p *Principal, in *signInput, r
 	if err != nil {
 		return nil, err
 	}
-	var req gateway.Request
+	var req s3proto.Request
 	if err := rs.classifier.Classify(&req, []byte(in.Method), []byte(u.authority), u.path, u.query, hdr); err != nil {
 		return nil, s3Refusal(err)
 	}
@@ -433,8 +434,8 @@ func (rs *remoteSigner) sign(ctx context.Context, p *Principal, in *signInput, r
 	var keys [][]byte
 	if in.Body != nil {
 		body = []byte(*in.Body)
-		if req.Op == gateway.OpDeleteObjects {
-			if keys, _, err = gateway.ParseDeleteObjects(body, nil); err != nil {
+		if req.Op == s3proto.OpDeleteObjects {
+			if keys, _, err = s3proto.ParseDeleteObjects(body, nil); err != nil {
 				return nil, s3Refusal(err)
 			}
 		}
@@ -463,7 +464,7 @@ func (rs *remoteSigner) sign(ctx context.Context, p *Principal, in *signInput, r
 			path = append(path, '/')
 		}
 	}
-	query := dropAmzParams(u.query)
+	query := s3proto.AppendForwardQuery(nil, u.query)
 
 	signer, token, err := rs.signerFor(p, &sc, a, now)
 	if err != nil {
@@ -518,7 +519,7 @@ func (rs *remoteSigner) sign(ctx context.Context, p *Principal, in *signInput, r
 // s3Refusal turns a classifier or DeleteObjects parser error into the
 // ErrorModel: its status (400 or 403) and S3's words.
 func s3Refusal(err error) error {
-	var se *gateway.S3Error
+	var se *s3proto.Error
 	if errors.As(err, &se) && se.Status == fasthttp.StatusForbidden {
 		return forbidden("%s: %s", se.Code, se.Message)
 	}
@@ -531,17 +532,17 @@ func s3Refusal(err error) error {
 // authorize applies the gateway's checks with a credential for the table:
 // every key the request touches inside the table's prefix with the access
 // its op needs, then the Authorizer. Any failure denies.
-func (rs *remoteSigner) authorize(ctx context.Context, p *Principal, sc *tableScope, a creds.Access, req *gateway.Request, keys [][]byte, hasBody bool) error {
+func (rs *remoteSigner) authorize(ctx context.Context, p *Principal, sc *tableScope, a creds.Access, req *s3proto.Request, keys [][]byte, hasBody bool) error {
 	outside := func(reason string) error {
 		return forbidden("signing refused for table %s.%s: %s", sc.ns, sc.table, reason)
 	}
 	if a == 0 {
 		return outside("no access to the namespace")
 	}
-	if req.Op == gateway.OpListBuckets {
+	if req.Op == s3proto.OpListBuckets {
 		return outside("ListBuckets names no object of the table")
 	}
-	if req.Op == gateway.OpDeleteObjects && !hasBody {
+	if req.Op == s3proto.OpDeleteObjects && !hasBody {
 		// PyIceberg (s3fs) sends no body. Signed for the gateway the request
 		// is still safe: the gateway checks every key of the body against the
 		// table-scoped credential and runs its Authorizer on each. Signed
@@ -586,13 +587,13 @@ func (rs *remoteSigner) authorize(ctx context.Context, p *Principal, sc *tableSc
 // came along, else UNSIGNED-PAYLOAD. clientHash reports that the client
 // sent it. A DeleteObjects signed directly for the upstream is bound to the
 // body whose keys were checked.
-func (rs *remoteSigner) payloadHash(req *gateway.Request, hdr signHeaders, body []byte, hasBody bool) (payload string, clientHash bool, err error) {
+func (rs *remoteSigner) payloadHash(req *s3proto.Request, hdr signHeaders, body []byte, hasBody bool) (payload string, clientHash bool, err error) {
 	var bodyHash string
 	if hasBody {
 		sum := sha256.Sum256(body)
 		bodyHash = hex.EncodeToString(sum[:])
 	}
-	bindBody := rs.direct && req.Op == gateway.OpDeleteObjects
+	bindBody := rs.direct && req.Op == s3proto.OpDeleteObjects
 	vals := hdr["x-amz-content-sha256"]
 	switch {
 	case len(vals) > 1:
@@ -625,33 +626,6 @@ func isHexSHA256(s string) bool {
 	}
 	_, err := hex.DecodeString(s)
 	return err == nil
-}
-
-// dropAmzParams returns the query without presigned-URL parameters
-// (X-Amz-*, in any case or encoding): the signed request authenticates by
-// its headers alone.
-func dropAmzParams(q []byte) []byte {
-	out := make([]byte, 0, len(q))
-	for len(q) > 0 {
-		var p []byte
-		if i := bytes.IndexByte(q, '&'); i >= 0 {
-			p, q = q[:i], q[i+1:]
-		} else {
-			p, q = q, nil
-		}
-		if len(p) == 0 {
-			continue
-		}
-		name, _, _ := bytes.Cut(p, []byte{'='})
-		if dec, err := url.QueryUnescape(string(name)); err == nil && len(dec) >= 6 && strings.EqualFold(dec[:6], "x-amz-") {
-			continue
-		}
-		if len(out) > 0 {
-			out = append(out, '&')
-		}
-		out = append(out, p...)
-	}
-	return out
 }
 
 // signerFor returns the signer for a request in sc: the upstream's root
@@ -790,7 +764,7 @@ func (s *Server) signTable(r *request) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.signer.sign(r.ctx, r.p, &in, func(*gateway.Request, [][]byte) (tableScope, error) { return sc, nil }, s.now())
+	out, err := s.signer.sign(r.ctx, r.p, &in, func(*s3proto.Request, [][]byte) (tableScope, error) { return sc, nil }, s.now())
 	if err != nil {
 		return err
 	}
@@ -810,12 +784,12 @@ func (s *Server) signLegacy(r *request) error {
 	if err := in.check(); err != nil {
 		return err
 	}
-	resolve := func(req *gateway.Request, keys [][]byte) (tableScope, error) {
+	resolve := func(req *s3proto.Request, keys [][]byte) (tableScope, error) {
 		var key []byte
 		switch {
 		case req.Op.IsList():
 			key = req.ListPrefix
-		case req.Op == gateway.OpDeleteObjects && len(keys) > 0:
+		case req.Op == s3proto.OpDeleteObjects && len(keys) > 0:
 			key = keys[0]
 		case req.Op.IsObject():
 			key = req.Key

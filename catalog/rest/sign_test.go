@@ -22,6 +22,7 @@ import (
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/gateway"
 	"github.com/duckicelake/duckicelake/internal/creds"
+	"github.com/duckicelake/duckicelake/internal/s3proto"
 	"github.com/duckicelake/duckicelake/sigv4"
 )
 
@@ -125,7 +126,7 @@ func principal(t *testing.T, scopes ...string) *Principal {
 var ordersScope = tableScope{ns: "sales", table: "orders", bucket: "lake", prefix: "data/sales/orders/"}
 
 func fixed(sc tableScope) resolver {
-	return func(*gateway.Request, [][]byte) (tableScope, error) { return sc, nil }
+	return func(*s3proto.Request, [][]byte) (tableScope, error) { return sc, nil }
 }
 
 // send makes the request the client would make after signing: its own
@@ -359,7 +360,7 @@ type denyAuthorizer struct {
 	err error
 }
 
-func (d denyAuthorizer) Authorize(_ context.Context, _ *gateway.Principal, _ gateway.Op, obj gateway.Object) (gateway.Decision, error) {
+func (d denyAuthorizer) Authorize(_ context.Context, _ *gateway.Principal, _ s3proto.Op, obj gateway.Object) (gateway.Decision, error) {
 	if d.err != nil {
 		return gateway.Decision{}, d.err
 	}
@@ -652,20 +653,6 @@ func TestTableLocation(t *testing.T) {
 	}
 	if _, err := scopeOf("s", ducklake.Table{Name: "t", Path: "file:///x/"}); err == nil {
 		t.Error("a table off S3 has a scope")
-	}
-}
-
-func TestDropAmzParams(t *testing.T) {
-	for in, want := range map[string]string{
-		"":                                       "",
-		"list-type=2&prefix=a":                   "list-type=2&prefix=a",
-		"X-Amz-Signature=x&uploadId=1":           "uploadId=1",
-		"x-amz-date=1&%58-Amz-Credential=2&a=%3": "a=%3",
-		"partNumber=1&&uploadId=2":               "partNumber=1&uploadId=2",
-	} {
-		if got := string(dropAmzParams([]byte(in))); got != want {
-			t.Errorf("dropAmzParams(%q) = %q, want %q", in, got, want)
-		}
 	}
 }
 

@@ -1,4 +1,4 @@
-package gateway
+package s3proto
 
 import (
 	"errors"
@@ -255,7 +255,7 @@ func runClassify(t *testing.T, c *Classifier, r *Request, tc classifyCase) {
 	}
 	err := c.Classify(r, []byte(tc.method), []byte(host), []byte(tc.path), []byte(tc.query), hdr)
 	if tc.err != "" {
-		var e *S3Error
+		var e *Error
 		if !errors.As(err, &e) {
 			t.Fatalf("err = %v, want S3 error %s", err, tc.err)
 		}
@@ -418,7 +418,7 @@ func TestAppendCopySource(t *testing.T) {
 // the server rely on.
 func TestOpTable(t *testing.T) {
 	seen := map[string]Op{}
-	for o := OpUnknown; o < opEnd; o++ {
+	for o := OpUnknown; o < NumOps; o++ {
 		name := o.String()
 		if prev, dup := seen[name]; dup || name == "" {
 			t.Errorf("op %d name %q (dup of %d)", o, name, prev)
@@ -434,7 +434,7 @@ func TestOpTable(t *testing.T) {
 			t.Errorf("%v: no access and not root-only", o)
 		}
 	}
-	if opEnd.String() != "Unknown" || !opEnd.RootOnly() || opEnd.Access() != 0 || opEnd.IsObject() {
+	if NumOps.String() != "Unknown" || !NumOps.RootOnly() || NumOps.Access() != 0 || NumOps.IsObject() {
 		t.Error("out-of-range Op must behave as Unknown")
 	}
 	for _, o := range []Op{OpUnknown, OpCreateBucket, OpDeleteBucket, OpBucketAdmin} {

@@ -1,4 +1,4 @@
-package gateway
+package s3proto
 
 import (
 	"bytes"
@@ -28,9 +28,9 @@ func FuzzClassify(f *testing.F) {
 		var r Request
 		err := testClassifier.Classify(&r, []byte(method), []byte(host), []byte(path), []byte(query), hdr)
 		if err != nil {
-			var e *S3Error
+			var e *Error
 			if !errors.As(err, &e) || e.Status != 400 {
-				t.Fatalf("error %v is not a 400 S3Error", err)
+				t.Fatalf("error %v is not a 400 Error", err)
 			}
 			if r.Op != OpUnknown || r.Bucket != nil || r.Key != nil {
 				t.Fatalf("fields set on error: %+v", r)
@@ -105,9 +105,9 @@ func FuzzParseDeleteObjects(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		keys, quiet, err := ParseDeleteObjects(body, nil)
 		if err != nil {
-			var e *S3Error
+			var e *Error
 			if !errors.As(err, &e) || e.Status != 400 {
-				t.Fatalf("error %v is not a 400 S3Error", err)
+				t.Fatalf("error %v is not a 400 Error", err)
 			}
 			return
 		}
