@@ -12,6 +12,7 @@ import (
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
 
+	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/internal/s3proto"
 	"github.com/duckicelake/duckicelake/sigv4"
 )
@@ -45,7 +46,8 @@ type reqState struct {
 	sreq      sigv4.Request
 	res       sigv4.Result
 	cred      credential
-	principal Principal
+	principal governance.Principal
+	admission governance.S3Buffers
 
 	decision    decision
 	reason      string
@@ -135,7 +137,8 @@ func (s *Server) finish(st *reqState) {
 	st.sreq = sigv4.Request{}
 	st.res.AccessKeyID, st.res.SessionToken = nil, nil
 	st.cred.reset(nil, nil, nil, time.Time{})
-	st.principal = Principal{}
+	st.principal = governance.Principal{}
+	st.admission.Reset()
 	st.decision, st.reason, st.policyIDs = decisionNone, "", nil
 	st.err, st.status = nil, 0
 	st.upstreamErr, st.clientErr, st.bodyErr = nil, nil, nil
@@ -281,24 +284,21 @@ func (s *Server) admit(st *reqState) {
 		return
 	}
 
-	st.principal = PrincipalOf(&st.cred.claims)
+	st.principal = governance.PrincipalOf(&st.cred.claims)
 	if st.req.Op == s3proto.OpDeleteObjects {
 		// The keys are in the body; refuse now what no key could change.
-		if !namesBucket(&st.cred.claims, st.req.Bucket) {
-			st.fail(s3proto.AccessDenied(reasonBucket), decisionDeny, reasonBucket)
+		if d := governance.AdmitS3Bucket(&st.cred.claims, st.req.Bucket); !d.Allow {
+			st.fail(s3proto.AccessDenied(d.Reason), decisionDeny, d.Reason)
 		}
-		return
-	}
-	if e := CheckScope(&st.cred.claims, &st.req, nil); e != nil {
-		st.fail(e, decisionDeny, e.Message)
 		return
 	}
 	s.authorize(st, nil)
 }
 
-// authorize asks the Authorizer about every object of the request.
+// authorize admits the request (governance.AdmitS3): the credential's
+// grants over every key it touches, then the Authorizer.
 func (s *Server) authorize(st *reqState, deleteKeys [][]byte) {
-	d, err := AuthorizeRequest(st.ctx, s.authz, &st.principal, &st.req, deleteKeys)
+	d, err := governance.AdmitS3(st.ctx, s.authz, &st.principal, &st.cred.claims, &st.req, deleteKeys, &st.admission)
 	st.policyIDs = d.PolicyIDs
 	if err != nil {
 		s.log.Error("authorizer failed; request denied", zap.ByteString("rid", st.id[:]), zap.Error(err))
@@ -702,10 +702,6 @@ func (s *Server) forward(st *reqState) {
 				return
 			}
 			st.deleteCount = len(keys)
-			if e := CheckScope(&st.cred.claims, &st.req, keys); e != nil {
-				st.fail(e, decisionDeny, e.Message)
-				return
-			}
 			s.authorize(st, keys)
 			if st.err != nil {
 				return

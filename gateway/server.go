@@ -15,6 +15,7 @@ import (
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
 
+	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/internal/creds"
 	"github.com/duckicelake/duckicelake/internal/s3proto"
 	"github.com/duckicelake/duckicelake/sigv4"
@@ -115,8 +116,9 @@ type Deps struct {
 	// Metrics records requests; nil creates collectors in a private
 	// registry.
 	Metrics *Metrics
-	// Authorizer decides after the scope check; nil is ScopeOnly.
-	Authorizer Authorizer
+	// Authorizer decides after the scope check; nil is
+	// governance.ScopeOnly. serve hands the catalog the same one.
+	Authorizer governance.Authorizer
 	// Keyring verifies minted credentials (its Revocations included); nil
 	// accepts only Root.
 	Keyring *creds.Keyring
@@ -138,7 +140,7 @@ type Server struct {
 	log        *zap.Logger
 	auditLog   *zap.Logger
 	metrics    *Metrics
-	authz      Authorizer
+	authz      governance.Authorizer
 	keyring    *creds.Keyring
 	root       *creds.Root
 	now        func() time.Time
@@ -192,7 +194,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		}
 	}
 	if s.authz == nil {
-		s.authz = ScopeOnly{}
+		s.authz = governance.ScopeOnly{}
 	}
 	if s.now == nil {
 		s.now = time.Now

@@ -12,6 +12,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/internal/creds"
 	"github.com/duckicelake/duckicelake/internal/pct"
 	"github.com/duckicelake/duckicelake/internal/s3proto"
@@ -475,7 +476,7 @@ func filterBucketList(dst, doc []byte, c *creds.Claims) []byte {
 		j += i + len(close)
 		dst = append(dst, doc[:i]...)
 		elem := doc[i:j]
-		if name, ok := elementText(elem, "Name"); ok && namesBucket(c, name) {
+		if name, ok := elementText(elem, "Name"); ok && governance.GrantsBucket(c, name) {
 			dst = append(dst, elem...)
 		}
 		doc = doc[j:]

@@ -18,7 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
-	"github.com/duckicelake/duckicelake/gateway"
+	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/internal/creds"
 	"github.com/duckicelake/duckicelake/internal/s3proto"
 	"github.com/duckicelake/duckicelake/sigv4"
@@ -27,10 +27,10 @@ import (
 // Remote signing: an Iceberg client with no S3 credentials at all sends each
 // S3 request it is about to make ({method, uri, headers, body?}) to
 // POST …/tables/{table}/sign (or the legacy POST /v1/aws/s3/sign) and gets
-// back the headers that authenticate it. The catalog authorises the request
-// first, exactly as the gateway authorises an S3 request (s3proto.Classifier,
-// gateway.CheckScope over the table's prefix, the gateway.Authorizer), and
-// only then signs it:
+// back the headers that authenticate it. The catalog admits the request
+// first, exactly as the gateway admits an S3 request (s3proto.Classifier,
+// then governance.AdmitS3: the grants of a credential for the table's
+// prefix, then the Authorizer), and only then signs it:
 //
 //   - by default for the gateway, with a short-lived credential minted for
 //     the table (so the gateway verifies and authorises the request once
@@ -99,7 +99,7 @@ type remoteSigner struct {
 	keyring *creds.Keyring // for the gateway
 	catalog string         // Claims.Catalog of minted credentials
 	ttl     time.Duration
-	authz   gateway.Authorizer
+	authz   governance.Authorizer
 	log     *zap.Logger
 
 	mu    sync.Mutex
@@ -121,7 +121,7 @@ type signerCred struct {
 
 // newRemoteSigner returns the signer cfg and deps allow, or nil when remote
 // signing is not possible (no keyring or gateway URL, and not Direct).
-func newRemoteSigner(cfg *Config, keyring *creds.Keyring, authz gateway.Authorizer, log *zap.Logger) (*remoteSigner, error) {
+func newRemoteSigner(cfg *Config, keyring *creds.Keyring, authz governance.Authorizer, log *zap.Logger) (*remoteSigner, error) {
 	sc := &cfg.Signer
 	rs := &remoteSigner{
 		direct:     sc.Direct,
@@ -137,7 +137,7 @@ func newRemoteSigner(cfg *Config, keyring *creds.Keyring, authz gateway.Authoriz
 		rs.ttl = DefaultSignerCredentialTTL
 	}
 	if rs.authz == nil {
-		rs.authz = gateway.ScopeOnly{}
+		rs.authz = governance.ScopeOnly{}
 	}
 	if rs.catalogURL != "" {
 		// A path is fine: the catalog may sit behind a proxy under one.
@@ -394,19 +394,6 @@ func tableLocation(path string) (bucket, prefix string, ok bool) {
 	return bucket, prefix, ok
 }
 
-// access is what p may do with the keys of namespace ns: read and list with
-// r, write with w.
-func access(p *Principal, ns string) creds.Access {
-	var a creds.Access
-	if p.CanRead(ns) {
-		a |= creds.Read | creds.List
-	}
-	if p.CanWrite(ns) {
-		a |= creds.Write
-	}
-	return a
-}
-
 // resolver finds the table a classified request must stay inside.
 type resolver func(req *s3proto.Request, deleteKeys [][]byte) (tableScope, error)
 
@@ -444,7 +431,7 @@ func (rs *remoteSigner) sign(ctx context.Context, p *Principal, in *signInput, r
 	if err != nil {
 		return nil, err
 	}
-	a := access(p, sc.ns)
+	a := p.gov.ObjectAccess(sc.ns)
 	if err := rs.authorize(ctx, p, &sc, a, &req, keys, in.Body != nil); err != nil {
 		return nil, err
 	}
@@ -529,9 +516,10 @@ func s3Refusal(err error) error {
 	return badRequest("the S3 request is refused: %v", err)
 }
 
-// authorize applies the gateway's checks with a credential for the table:
-// every key the request touches inside the table's prefix with the access
-// its op needs, then the Authorizer. Any failure denies.
+// authorize admits the request as the gateway would admit it made with a
+// credential for the table (governance.AdmitS3): every key it touches
+// inside the table's prefix with the access its op needs, then the
+// Authorizer. Any failure denies.
 func (rs *remoteSigner) authorize(ctx context.Context, p *Principal, sc *tableScope, a creds.Access, req *s3proto.Request, keys [][]byte, hasBody bool) error {
 	outside := func(reason string) error {
 		return forbidden("signing refused for table %s.%s: %s", sc.ns, sc.table, reason)
@@ -562,22 +550,22 @@ func (rs *remoteSigner) authorize(ctx context.Context, p *Principal, sc *tableSc
 		Principal: p.Subject, Actor: creds.ActorHuman, Channel: creds.ChannelREST, Catalog: rs.catalog,
 		Grants: []creds.Grant{{Bucket: sc.bucket, Prefix: sc.prefix, Access: a}},
 	}
-	if e := gateway.CheckScope(&claims, req, keys); e != nil {
-		reason := e.Message
-		if req.Op.Access()&creds.Write != 0 && a&creds.Write == 0 {
-			reason = "the token may only read the namespace"
-		}
-		return outside(reason)
-	}
-	principal := gateway.Principal{ID: p.Subject, Actor: creds.ActorHuman, Channel: creds.ChannelREST, Roles: p.Roles}
-	d, err := gateway.AuthorizeRequest(ctx, rs.authz, &principal, req, keys)
+	gp := governance.Principal{ID: p.Subject, Actor: governance.ActorHuman, Channel: governance.ChannelREST,
+		Catalog: rs.catalog, Scopes: p.gov}
+	d, err := governance.AdmitS3(ctx, rs.authz, &gp, &claims, req, keys, nil)
 	if err != nil {
 		rs.log.Warn("remote signing: authorizer failed; denied", zap.String("principal", p.Subject),
 			zap.String("op", req.Op.String()), zap.Error(err))
-		return outside("authorisation failed")
+		return outside(d.Reason)
 	}
 	if !d.Allow {
-		return outside(d.Reason)
+		reason := d.Reason
+		if req.Op.Access()&creds.Write != 0 && a&creds.Write == 0 {
+			// Only the grant check can have refused: it needs write on a
+			// key before the Authorizer is asked.
+			reason = "the token may only read the namespace"
+		}
+		return outside(reason)
 	}
 	return nil
 }
@@ -750,7 +738,7 @@ func (s *Server) signTable(r *request) error {
 	if s.signer == nil {
 		return errNoSigner
 	}
-	if access(r.p, r.ns) == 0 {
+	if r.p.gov.ObjectAccess(r.ns) == 0 {
 		return forbidden("no access to namespace %s", r.ns)
 	}
 	var in signInput
@@ -801,7 +789,7 @@ func (s *Server) signLegacy(r *request) error {
 			return tableScope{}, err
 		}
 		sc, ok := idx.find(req.Bucket, key)
-		if !ok || access(r.p, sc.ns) == 0 {
+		if !ok || r.p.gov.ObjectAccess(sc.ns) == 0 {
 			return tableScope{}, forbidden("the object is outside every table this token may use")
 		}
 		return sc, nil
