@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/internal/s3proto"
 )
 
@@ -32,26 +33,7 @@ type Metrics struct {
 type requestKey struct {
 	op       s3proto.Op
 	status   int
-	decision decision
-}
-
-// decision is the outcome label of a request.
-type decision uint8
-
-const (
-	decisionNone  decision = iota // rejected before an authorisation decision (framing, signature)
-	decisionAllow                 // authorised and forwarded
-	decisionDeny                  // refused by scope or the Authorizer
-)
-
-func (d decision) String() string {
-	switch d {
-	case decisionAllow:
-		return "allow"
-	case decisionDeny:
-		return "deny"
-	}
-	return "none"
+	decision governance.Outcome
 }
 
 // upstreamErrKind labels upstream failures.
@@ -115,7 +97,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 }
 
 // observe records one finished request.
-func (m *Metrics) observe(op s3proto.Op, status int, d decision, seconds float64, in, out int64) {
+func (m *Metrics) observe(op s3proto.Op, status int, d governance.Outcome, seconds float64, in, out int64) {
 	if op >= s3proto.NumOps {
 		op = s3proto.OpUnknown
 	}

@@ -49,7 +49,7 @@ type reqState struct {
 	principal governance.Principal
 	admission governance.S3Buffers
 
-	decision    decision
+	decision    governance.Outcome
 	reason      string
 	policyIDs   []string
 	err         *s3proto.Error
@@ -87,9 +87,9 @@ type reqState struct {
 	keys        [][]byte
 	scratch     []byte
 
-	auditStatus  int
-	auditLatency float64 // seconds
-	auditField   [1]zap.Field
+	// event is the request's audit event, filled at finish from the
+	// fields above (it points into them) and handed to the Sink.
+	event governance.Event
 }
 
 // Close implements io.Closer: fasthttp calls it when it resets the
@@ -124,9 +124,9 @@ func (s *Server) acquire(ctx *fasthttp.RequestCtx) *reqState {
 
 // finish records the finished request and returns its state to the pool.
 func (s *Server) finish(st *reqState) {
-	seconds := time.Since(st.start).Seconds()
-	s.metrics.observe(st.req.Op, st.status, st.decision, seconds, st.bytesIn, st.bytesOut)
-	s.audit(st, st.status, seconds)
+	latency := time.Since(st.start)
+	s.metrics.observe(st.req.Op, st.status, st.decision, latency.Seconds(), st.bytesIn, st.bytesOut)
+	s.audit(st, latency)
 
 	st.ctx = nil
 	st.akid, st.upRID = st.akid[:0], st.upRID[:0]
@@ -139,7 +139,7 @@ func (s *Server) finish(st *reqState) {
 	st.cred.reset(nil, nil, nil, time.Time{})
 	st.principal = governance.Principal{}
 	st.admission.Reset()
-	st.decision, st.reason, st.policyIDs = decisionNone, "", nil
+	st.decision, st.reason, st.policyIDs = governance.OutcomeNone, "", nil
 	st.err, st.status = nil, 0
 	st.upstreamErr, st.clientErr, st.bodyErr = nil, nil, nil
 	st.deleteCount, st.bytesIn, st.bytesOut = 0, 0, 0
@@ -230,7 +230,7 @@ func (s *Server) parseError(ctx *fasthttp.RequestCtx, err error) {
 	ctx.Response.Header.SetContentType("application/xml")
 	ctx.Response.Header.SetBytesV("x-amz-request-id", rid)
 	ctx.Response.SetBody(s3proto.AppendXML(nil, e, nil, rid))
-	s.metrics.observe(s3proto.OpUnknown, e.Status, decisionNone, 0, 0, 0)
+	s.metrics.observe(s3proto.OpUnknown, e.Status, governance.OutcomeNone, 0, 0, 0)
 	if ce := s.log.Check(zap.DebugLevel, "unreadable request"); ce != nil {
 		ce.Write(zap.ByteString("rid", rid), zap.String("error", e.Code), zap.Error(err))
 	}
@@ -254,20 +254,20 @@ func (s *Server) admit(st *reqState) {
 	if h.ContentLength() == -1 && hasRawHeader(h.RawHeaders(), "content-length") {
 		// Request smuggling: the two framings can disagree between us and
 		// any other hop.
-		st.fail(s3proto.InvalidRequest("Content-Length and Transfer-Encoding must not be sent together."), decisionNone, "conflicting framing")
+		st.fail(s3proto.InvalidRequest("Content-Length and Transfer-Encoding must not be sent together."), governance.OutcomeNone, "conflicting framing")
 		ctx.SetConnectionClose()
 		return
 	}
 	if st.hdr.count("authorization") > 1 {
-		st.fail(s3proto.InvalidRequest("Only one Authorization header is allowed."), decisionNone, "duplicate authorization")
+		st.fail(s3proto.InvalidRequest("Only one Authorization header is allowed."), governance.OutcomeNone, "duplicate authorization")
 		return
 	}
 	if len(uri) == 0 || uri[0] != '/' {
-		st.fail(s3proto.InvalidURI(""), decisionNone, "request target is not a path")
+		st.fail(s3proto.InvalidURI(""), governance.OutcomeNone, "request target is not a path")
 		return
 	}
 	if err := s.classifier.Classify(&st.req, h.Method(), st.hdr.get("host"), st.path, st.query, &st.hdr); err != nil {
-		st.fail(s3proto.FromSigV4(err), decisionNone, "request not understood")
+		st.fail(s3proto.FromSigV4(err), governance.OutcomeNone, "request not understood")
 		return
 	}
 
@@ -276,11 +276,11 @@ func (s *Server) admit(st *reqState) {
 	err := s.verifier.Verify(&st.sreq, &st.cred, &st.res)
 	st.akid = append(st.akid[:0], st.res.AccessKeyID...)
 	if err != nil {
-		st.fail(s3proto.FromSigV4(err), decisionDeny, "authentication failed")
+		st.fail(s3proto.FromSigV4(err), governance.OutcomeDeny, "authentication failed")
 		return
 	}
 	if st.cred.isRoot {
-		st.decision, st.reason = decisionAllow, "operator root credentials"
+		st.decision, st.reason = governance.OutcomeAllow, "operator root credentials"
 		return
 	}
 
@@ -288,7 +288,7 @@ func (s *Server) admit(st *reqState) {
 	if st.req.Op == s3proto.OpDeleteObjects {
 		// The keys are in the body; refuse now what no key could change.
 		if d := governance.AdmitS3Bucket(&st.cred.claims, st.req.Bucket); !d.Allow {
-			st.fail(s3proto.AccessDenied(d.Reason), decisionDeny, d.Reason)
+			st.fail(s3proto.AccessDenied(d.Reason), governance.OutcomeDeny, d.Reason)
 		}
 		return
 	}
@@ -302,17 +302,17 @@ func (s *Server) authorize(st *reqState, deleteKeys [][]byte) {
 	st.policyIDs = d.PolicyIDs
 	if err != nil {
 		s.log.Error("authorizer failed; request denied", zap.ByteString("rid", st.id[:]), zap.Error(err))
-		st.fail(s3proto.AccessDenied(""), decisionDeny, "authorizer error")
+		st.fail(s3proto.AccessDenied(""), governance.OutcomeDeny, "authorizer error")
 		return
 	}
 	if !d.Allow {
-		st.fail(s3proto.AccessDenied(d.Reason), decisionDeny, d.Reason)
+		st.fail(s3proto.AccessDenied(d.Reason), governance.OutcomeDeny, d.Reason)
 		return
 	}
-	st.decision, st.reason = decisionAllow, d.Reason
+	st.decision, st.reason = governance.OutcomeAllow, d.Reason
 }
 
-func (st *reqState) fail(e *s3proto.Error, d decision, reason string) {
+func (st *reqState) fail(e *s3proto.Error, d governance.Outcome, reason string) {
 	st.err, st.decision, st.reason = e, d, reason
 }
 
@@ -698,7 +698,7 @@ func (s *Server) forward(st *reqState) {
 			keys, _, err := s3proto.ParseDeleteObjects(st.small, st.keys)
 			st.keys = keys[:0]
 			if err != nil {
-				st.fail(s3proto.FromSigV4(err), decisionDeny, "DeleteObjects body refused")
+				st.fail(s3proto.FromSigV4(err), governance.OutcomeDeny, "DeleteObjects body refused")
 				return
 			}
 			st.deleteCount = len(keys)

@@ -102,7 +102,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer,
 	// each. They are flushed every second and on shutdown.
 	auditSink := &zapcore.BufferedWriteSyncer{WS: zapcore.AddSync(stdout), Size: 256 << 10, FlushInterval: time.Second}
 	defer auditSink.Stop()
-	audit := zap.New(zapcore.NewCore(serveEncoder(cfg.Log.Format), auditSink, zapcore.InfoLevel))
+	audit := governance.NewZapSink(zap.New(zapcore.NewCore(serveEncoder(cfg.Log.Format), auditSink, zapcore.InfoLevel)))
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
