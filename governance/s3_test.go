@@ -145,6 +145,11 @@ func TestS3Scope(t *testing.T) {
 		{name: "ListObjectsV2 whole bucket", method: "GET", path: "/whole", query: "list-type=2", allow: true},
 		{name: "ListObjectsV2 whole bucket prefix", method: "GET", path: "/whole", query: "list-type=2&prefix=x%2F", allow: true},
 		{name: "ListObjectsV2 plus decodes to space", method: "GET", path: "/lake", query: "list-type=2&prefix=data%2Fanalytics+%2F"},
+		// A leading '/' is listed, but compared literally: "/data/…" is not
+		// inside grant "data/…", and "/" is inside a whole-bucket grant only.
+		{name: "ListObjectsV2 leading slash before a grant", method: "GET", path: "/lake", query: "list-type=2&prefix=%2Fdata%2Fanalytics%2F"},
+		{name: "ListObjectsV2 slash", method: "GET", path: "/lake", query: "list-type=2&prefix=%2F"},
+		{name: "ListObjectsV2 whole bucket slash", method: "GET", path: "/whole", query: "list-type=2&prefix=%2F", allow: true},
 		{name: "ListObjectsV2 virtual-hosted", method: "GET", path: "/", query: "list-type=2&prefix=data%2Fpublic%2F", allow: true},
 		{name: "ListObjects v1", method: "GET", path: "/lake", query: "prefix=data%2Fpublic%2F&marker=data%2F", allow: true},
 		{name: "ListObjects v1 no prefix", method: "GET", path: "/lake"},

@@ -535,10 +535,19 @@ func checkKey(key []byte) *Error {
 	return checkKeyPath(key)
 }
 
-// checkPrefix applies checkKey's rules to a list prefix, which may be empty.
+// checkPrefix applies checkKey's rules to a list prefix, which may be empty
+// and may start with one '/'. A prefix only filters key names: "/x" lists
+// the keys that start with "/x", of which there are none the gateway let in,
+// so the backend answers an empty listing as S3 does. What stays refused is
+// what a backend that maps keys to files could read as a path elsewhere
+// ("." and ".." segments, backslashes, "//"). The grant check compares the
+// prefix as it is: "/data/" is not inside grant "data/".
 func checkPrefix(prefix []byte) *Error {
 	if len(prefix) > MaxKeyLength {
 		return KeyTooLong()
+	}
+	if len(prefix) > 0 && prefix[0] == '/' {
+		prefix = prefix[1:]
 	}
 	return checkKeyPath(prefix)
 }
