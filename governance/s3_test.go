@@ -10,17 +10,7 @@ import (
 	"github.com/duckicelake/duckicelake/internal/s3proto"
 )
 
-// testHeaders is a sigv4.HeaderReader over a map of lower-case names.
-type testHeaders map[string][]string
-
-func (h testHeaders) AppendValues(dst [][]byte, name []byte) [][]byte {
-	for _, v := range h[string(name)] {
-		dst = append(dst, []byte(v))
-	}
-	return dst
-}
-
-func copySource(v ...string) testHeaders { return testHeaders{"x-amz-copy-source": v} }
+func copySource(v ...string) s3proto.Headers { return s3proto.Headers{"x-amz-copy-source": v} }
 
 var testClassifier = &s3proto.Classifier{VirtualHostSuffixes: [][]byte{[]byte("s3.localhost")}}
 
@@ -183,7 +173,7 @@ func TestS3Scope(t *testing.T) {
 			if tc.name == "ListObjectsV2 virtual-hosted" {
 				host = "lake.s3.localhost"
 			}
-			hdr := testHeaders{}
+			hdr := s3proto.Headers{}
 			if tc.copySource != "" {
 				hdr = copySource(tc.copySource)
 			}
@@ -329,7 +319,7 @@ func TestAdmitS3(t *testing.T) {
 	ctx := context.Background()
 	classify := func(method, path, query, src string) *s3proto.Request {
 		var r s3proto.Request
-		hdr := testHeaders{}
+		hdr := s3proto.Headers{}
 		if src != "" {
 			hdr = copySource(src)
 		}
@@ -458,10 +448,10 @@ func TestAdmitS3AllocatesNothing(t *testing.T) {
 	ctx := context.Background()
 	p := PrincipalOf(testClaims)
 	var get, del s3proto.Request
-	if err := testClassifier.Classify(&get, []byte("GET"), nil, []byte("/lake/data/analytics/a"), nil, testHeaders{}); err != nil {
+	if err := testClassifier.Classify(&get, []byte("GET"), nil, []byte("/lake/data/analytics/a"), nil, s3proto.Headers{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := testClassifier.Classify(&del, []byte("POST"), nil, []byte("/lake"), []byte("delete"), testHeaders{}); err != nil {
+	if err := testClassifier.Classify(&del, []byte("POST"), nil, []byte("/lake"), []byte("delete"), s3proto.Headers{}); err != nil {
 		t.Fatal(err)
 	}
 	keys := make([][]byte, s3proto.MaxDeleteObjects)
@@ -488,7 +478,7 @@ func BenchmarkAdmitS3Get(b *testing.B) {
 	ctx := context.Background()
 	p := PrincipalOf(testClaims)
 	var r s3proto.Request
-	if err := testClassifier.Classify(&r, []byte("GET"), nil, []byte("/lake/data/analytics/y=2026/part-00001.parquet"), nil, testHeaders{}); err != nil {
+	if err := testClassifier.Classify(&r, []byte("GET"), nil, []byte("/lake/data/analytics/y=2026/part-00001.parquet"), nil, s3proto.Headers{}); err != nil {
 		b.Fatal(err)
 	}
 	var buf S3Buffers

@@ -320,12 +320,10 @@ func parseS3URI(raw string) (s3URI, error) {
 	return u, nil
 }
 
-// signHeaders are a sign request's headers by lower-case name; they answer
-// the classifier's x-amz-copy-source lookup.
-type signHeaders map[string][]string
-
-func newSignHeaders(in map[string][]string) (signHeaders, error) {
-	h := make(signHeaders, len(in))
+// newSignHeaders are a sign request's headers by lower-case name; they
+// answer the classifier's x-amz-copy-source lookup.
+func newSignHeaders(in map[string][]string) (s3proto.Headers, error) {
+	h := make(s3proto.Headers, len(in))
 	for name, values := range in {
 		if !validHeaderName(name) {
 			return nil, badRequest("malformed sign request: header name %q", name)
@@ -352,14 +350,6 @@ func validHeaderName(name string) bool {
 		}
 	}
 	return true
-}
-
-// AppendValues implements sigv4.HeaderReader.
-func (h signHeaders) AppendValues(dst [][]byte, name []byte) [][]byte {
-	for _, v := range h[string(name)] {
-		dst = append(dst, []byte(v))
-	}
-	return dst
 }
 
 // signedClientHeader reports whether a client header (lower-case) is signed:
@@ -575,7 +565,7 @@ func (rs *remoteSigner) authorize(ctx context.Context, p *Principal, sc *tableSc
 // came along, else UNSIGNED-PAYLOAD. clientHash reports that the client
 // sent it. A DeleteObjects signed directly for the upstream is bound to the
 // body whose keys were checked.
-func (rs *remoteSigner) payloadHash(req *s3proto.Request, hdr signHeaders, body []byte, hasBody bool) (payload string, clientHash bool, err error) {
+func (rs *remoteSigner) payloadHash(req *s3proto.Request, hdr s3proto.Headers, body []byte, hasBody bool) (payload string, clientHash bool, err error) {
 	var bodyHash string
 	if hasBody {
 		sum := sha256.Sum256(body)

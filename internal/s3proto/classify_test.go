@@ -6,17 +6,7 @@ import (
 	"testing"
 )
 
-// testHeaders is a sigv4.HeaderReader over a map of lower-case names.
-type testHeaders map[string][]string
-
-func (h testHeaders) AppendValues(dst [][]byte, name []byte) [][]byte {
-	for _, v := range h[string(name)] {
-		dst = append(dst, []byte(v))
-	}
-	return dst
-}
-
-func copySource(v ...string) testHeaders { return testHeaders{"x-amz-copy-source": v} }
+func copySource(v ...string) Headers { return Headers{"x-amz-copy-source": v} }
 
 var testClassifier = &Classifier{VirtualHostSuffixes: [][]byte{[]byte("s3.localhost"), []byte("s3.example.com")}}
 
@@ -24,7 +14,7 @@ type classifyCase struct {
 	name               string
 	method, host       string
 	path, query        string
-	hdr                testHeaders
+	hdr                Headers
 	op                 Op
 	bucket, key        string
 	srcBucket, srcKey  string
@@ -259,7 +249,7 @@ func runClassify(t *testing.T, c *Classifier, r *Request, tc classifyCase) {
 	}
 	hdr := tc.hdr
 	if hdr == nil {
-		hdr = testHeaders{}
+		hdr = Headers{}
 	}
 	err := c.Classify(r, []byte(tc.method), []byte(host), []byte(tc.path), []byte(tc.query), hdr)
 	if tc.err != "" {
@@ -350,13 +340,13 @@ func TestClassifyReuse(t *testing.T) {
 	if string(r.CopySourceBucket) != "src" || string(r.CopySourceKey) != "key" {
 		t.Fatalf("copy source = %q/%q after appending to Key", r.CopySourceBucket, r.CopySourceKey)
 	}
-	if err := testClassifier.Classify(&r, []byte("GET"), nil, []byte("/lake/x"), nil, testHeaders{}); err != nil {
+	if err := testClassifier.Classify(&r, []byte("GET"), nil, []byte("/lake/x"), nil, Headers{}); err != nil {
 		t.Fatal(err)
 	}
 	if r.CopySourceBucket != nil || r.CopySourceKey != nil || r.CopySourceVersion != nil || r.ListPrefix != nil || r.VirtualHosted {
 		t.Fatalf("stale fields after reuse: %+v", r)
 	}
-	if err := testClassifier.Classify(&r, []byte("GET"), nil, []byte("/lake/a%zz"), nil, testHeaders{}); err == nil {
+	if err := testClassifier.Classify(&r, []byte("GET"), nil, []byte("/lake/a%zz"), nil, Headers{}); err == nil {
 		t.Fatal("want error")
 	}
 	if r.Op != OpUnknown || r.Bucket != nil || r.Key != nil {
@@ -383,14 +373,14 @@ func TestAppendPathRoundTrip(t *testing.T) {
 	var r, r2 Request
 	for _, tc := range cases {
 		path := tc.path
-		if err := testClassifier.Classify(&r, []byte("GET"), nil, []byte(path), nil, testHeaders{}); err != nil {
+		if err := testClassifier.Classify(&r, []byte("GET"), nil, []byte(path), nil, Headers{}); err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
 		got := string(r.AppendPath(nil))
 		if got != tc.want {
 			t.Errorf("AppendPath(%s) = %s, want %s", path, got, tc.want)
 		}
-		if err := testClassifier.Classify(&r2, []byte("GET"), nil, []byte(got), nil, testHeaders{}); err != nil {
+		if err := testClassifier.Classify(&r2, []byte("GET"), nil, []byte(got), nil, Headers{}); err != nil {
 			t.Fatalf("reclassify %s: %v", got, err)
 		}
 		if string(r2.Bucket) != string(r.Bucket) || string(r2.Key) != string(r.Key) {
@@ -463,7 +453,7 @@ func TestClassifyZeroAlloc(t *testing.T) {
 		{"PUT", "127.0.0.1:9000", "/lake/data/x", "partNumber=1&uploadId=abc&x-id=UploadPart&X-Amz-Security-Token=tok"},
 	}
 	var r Request
-	hdr := testHeaders{}
+	hdr := Headers{}
 	for _, q := range reqs {
 		m, h, p, qs := []byte(q.method), []byte(q.host), []byte(q.path), []byte(q.query)
 		allocs := testing.AllocsPerRun(100, func() {
@@ -481,7 +471,7 @@ func BenchmarkClassifyGet(b *testing.B) {
 	var r Request
 	c := testClassifier
 	m, h, p, q := []byte("GET"), []byte("127.0.0.1:9000"), []byte("/lake/data/analytics/part-0001.parquet"), []byte("x-id=GetObject")
-	hdr := testHeaders{}
+	hdr := Headers{}
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := c.Classify(&r, m, h, p, q, hdr); err != nil {
@@ -494,7 +484,7 @@ func BenchmarkClassifyListV2(b *testing.B) {
 	var r Request
 	c := testClassifier
 	m, h, p, q := []byte("GET"), []byte("lake.s3.localhost:9000"), []byte("/"), []byte("list-type=2&prefix=data%2Fanalytics%2F&delimiter=%2F&encoding-type=url&continuation-token=1%2Fabcdef")
-	hdr := testHeaders{}
+	hdr := Headers{}
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := c.Classify(&r, m, h, p, q, hdr); err != nil {

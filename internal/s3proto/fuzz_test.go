@@ -21,7 +21,7 @@ func FuzzClassify(f *testing.F) {
 	f.Add("GET", "lake.s3.localhost", "/other/x", "", "")
 	f.Add("PUT", "", "/lake/%2e%2E/x", "uploadId=1&partNumber=1", "lake/%2e%2e%2fx?versionId=%")
 	f.Fuzz(func(t *testing.T, method, host, path, query, src string) {
-		hdr := testHeaders{}
+		hdr := Headers{}
 		if src != "" {
 			hdr = copySource(src)
 		}
@@ -71,7 +71,7 @@ func FuzzClassify(f *testing.F) {
 			return
 		}
 		path2 := r.AppendPath(nil)
-		hdr2 := testHeaders{}
+		hdr2 := Headers{}
 		if r.Op.HasCopySource() {
 			hdr2 = copySource(string(r.AppendCopySource(nil)))
 		}
