@@ -224,7 +224,7 @@ func TestS3Scope(t *testing.T) {
 	}
 }
 
-// TestCheckScopeEveryOp makes sure no classified op slips through
+// TestS3ScopeEveryOp makes sure no classified op slips through
 // checkS3Scope without a rule: a credential without grants is denied every
 // op but ListBuckets, and a hand-made Request missing its key is denied.
 func TestS3ScopeEveryOp(t *testing.T) {

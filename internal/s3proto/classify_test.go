@@ -412,7 +412,7 @@ func TestAppendCopySource(t *testing.T) {
 	}
 }
 
-// Every Op has a distinct name, and the access table is what CheckScope and
+// Every Op has a distinct name, and the access table is what AdmitS3 and
 // the server rely on.
 func TestOpTable(t *testing.T) {
 	seen := map[string]Op{}

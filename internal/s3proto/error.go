@@ -8,9 +8,10 @@ import (
 	"github.com/duckicelake/duckicelake/sigv4"
 )
 
-// Error is an error the gateway answers itself, as S3 XML. Message is
-// shown to the client: it never holds secrets, tokens, signatures or a key
-// name the client was refused.
+// Error is an S3 error the gateway answers itself, as S3 XML (the remote
+// signer turns it into its own refusal). Message is shown to the client: it
+// never holds secrets, tokens, signatures or a key name the client was
+// refused.
 type Error struct {
 	Code    string // S3 error code, e.g. "AccessDenied"
 	Message string

@@ -49,7 +49,7 @@ const (
 type Access = creds.Access
 
 // opInfo is indexed by Op. An access of 0 on an op that is not root-only
-// means CheckScope decides by bucket alone.
+// means governance.AdmitS3 decides by bucket alone.
 var opInfo = [NumOps]struct {
 	name     string
 	access   Access
@@ -98,7 +98,7 @@ func (o Op) String() string {
 
 // Access returns the scope the op needs on the keys it names: Read or Write
 // on its object key (and, for DeleteObjects, on every key of the body), List
-// on a list prefix. It is 0 for the ops CheckScope decides by bucket alone
+// on a list prefix. It is 0 for the ops AdmitS3 decides by bucket alone
 // (ListBuckets, HeadBucket, GetBucketLocation) and for root-only ops. The
 // copy source of CopyObject and UploadPartCopy always needs Read besides.
 func (o Op) Access() Access {
