@@ -3,9 +3,12 @@ package gateway
 import (
 	"io"
 	"net"
+	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/duckicelake/duckicelake/governance"
 )
 
 // NewLogger returns a JSON-lines zap logger writing to w at level and above:
@@ -27,101 +30,59 @@ func NewLogger(w io.Writer, level zapcore.Level) *zap.Logger {
 	return zap.New(zapcore.NewCore(enc, zapcore.Lock(zapcore.AddSync(w)), level))
 }
 
-// auditMessage is the "msg" of every audit line, so a log pipeline can pick
-// them out of the access log.
-const auditMessage = "s3"
-
-// audit writes the request's audit line: who (principal, actor, channel,
-// access key id), what (op, bucket, key, copy source, batch size), the
-// decision with its reason and policy ids, and the outcome (status, error
-// code, bytes, latency). It never logs secrets, session tokens or
-// signatures: none of them is kept on the request state.
-func (s *Server) audit(st *reqState, status int, latencySeconds float64) {
-	ce := s.auditLog.Check(zapcore.InfoLevel, auditMessage)
-	if ce == nil {
-		return
-	}
-	st.auditStatus, st.auditLatency = status, latencySeconds
-	// One inline marshaler instead of a []zap.Field: the fields go straight
-	// into the encoder, with no Field values to build and no []byte boxed
-	// per field (measured: see BenchmarkAudit).
-	// The field lives on the state: a variadic argument would escape.
-	st.auditField[0] = zap.Inline((*auditLine)(st))
-	ce.Write(st.auditField[:]...)
-	st.auditField[0] = zap.Field{}
-}
-
-// auditLine is a reqState seen as its audit line's fields.
-type auditLine reqState
-
-// MarshalLogObject implements zapcore.ObjectMarshaler.
-func (a *auditLine) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	st := (*reqState)(a)
-	enc.AddByteString("rid", st.id[:])
-	enc.AddByteString("remote", st.remote)
-	enc.AddByteString("method", st.method)
-	enc.AddString("op", st.req.Op.String())
-	enc.AddByteString("bucket", st.req.Bucket)
-	enc.AddByteString("key", st.req.Key)
-	if len(st.req.CopySourceBucket) > 0 {
-		enc.AddByteString("copy_bucket", st.req.CopySourceBucket)
-		enc.AddByteString("copy_key", st.req.CopySourceKey)
-	}
-	if st.req.Op.IsList() {
-		enc.AddByteString("prefix", st.req.ListPrefix)
-	}
-	if st.deleteCount > 0 {
-		enc.AddInt("delete_keys", st.deleteCount)
-	}
-	if len(st.akid) > 0 {
-		enc.AddByteString("akid", st.akid)
+// audit records the request's audit event: who (principal, actor,
+// channel, access key id), what (op, bucket, key, copy source, batch size),
+// the decision with its reason and policy ids, and the outcome (status,
+// error code, bytes, latency). The event points into the state's buffers
+// and lives in the state, so recording it allocates nothing. It never holds
+// secrets, session tokens or signatures: none of them is kept on the
+// request state.
+func (s *Server) audit(st *reqState, latency time.Duration) {
+	ev := &st.event
+	*ev = governance.Event{
+		Source:            governance.SourceS3,
+		RequestID:         st.id[:],
+		Remote:            st.remote,
+		Method:            st.method,
+		Action:            st.req.Op.String(),
+		AccessKeyID:       st.akid,
+		Bucket:            st.req.Bucket,
+		Key:               st.req.Key,
+		CopyBucket:        st.req.CopySourceBucket,
+		CopyKey:           st.req.CopySourceKey,
+		Prefix:            st.req.ListPrefix,
+		IsList:            st.req.Op.IsList(),
+		DeleteKeys:        st.deleteCount,
+		Decision:          st.decision,
+		Reason:            st.reason,
+		PolicyIDs:         st.policyIDs,
+		Status:            st.status,
+		UpstreamRequestID: st.upRID,
+		BytesIn:           st.bytesIn,
+		BytesOut:          st.bytesOut,
+		Latency:           latency,
 	}
 	switch {
 	case st.cred.isRoot:
-		enc.AddString("principal", rootPrincipal)
+		ev.Principal = rootPrincipal
 	case st.cred.verified:
 		c := &st.cred.claims
-		enc.AddString("principal", c.Principal)
-		enc.AddString("actor", c.Actor)
-		enc.AddString("channel", c.Channel)
-		enc.AddString("vend_id", c.VendID)
+		ev.Principal, ev.Actor, ev.Channel, ev.VendID = c.Principal, c.Actor, c.Channel, c.VendID
 	}
-	enc.AddString("decision", st.decision.String())
-	if st.reason != "" {
-		enc.AddString("reason", st.reason)
-	}
-	if len(st.policyIDs) > 0 {
-		_ = enc.AddArray("policies", stringArray(st.policyIDs))
-	}
-	enc.AddInt("status", st.auditStatus)
 	if st.err != nil {
-		enc.AddString("error", st.err.Code)
-	}
-	if len(st.upRID) > 0 {
-		enc.AddByteString("upstream_rid", st.upRID)
+		ev.Error = st.err.Code
 	}
 	if st.upstreamErr != nil {
-		enc.AddString("upstream_error", st.upstreamErr.Error())
+		ev.UpstreamError = st.upstreamErr.Error()
 	}
 	if st.clientErr != nil {
-		enc.AddString("client_error", st.clientErr.Error())
+		ev.ClientError = st.clientErr.Error()
 	}
-	enc.AddInt64("bytes_in", st.bytesIn)
-	enc.AddInt64("bytes_out", st.bytesOut)
-	enc.AddFloat64("latency_ms", st.auditLatency*1e3)
-	return nil
+	s.auditSink.Record(ev)
+	*ev = governance.Event{}
 }
 
-type stringArray []string
-
-func (a stringArray) MarshalLogArray(enc zapcore.ArrayEncoder) error {
-	for _, s := range a {
-		enc.AppendString(s)
-	}
-	return nil
-}
-
-// rootPrincipal names the operator's root credential in audit lines.
+// rootPrincipal names the operator's root credential in audit events.
 const rootPrincipal = "root"
 
 // appendRemote appends the client address without allocating for TCP.

@@ -13,7 +13,9 @@ import (
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
 
+	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/internal/creds"
+	"github.com/duckicelake/duckicelake/internal/s3proto"
 	"github.com/duckicelake/duckicelake/sigv4"
 )
 
@@ -66,8 +68,12 @@ func newBenchEnv(b *testing.B, audit *zap.Logger) *benchEnv {
 		b.Fatal(err)
 	}
 	e.upHost = upLn.Addr().String()
+	var sink governance.Sink
+	if audit != nil {
+		sink = governance.NewZapSink(audit)
+	}
 	s, err := New(Config{Upstream: UpstreamConfig{Endpoint: "http://" + e.upHost, AccessKeyID: "k", SecretAccessKey: "s",
-		PathStyle: true}}, Deps{Logger: zap.NewNop(), Audit: audit, Keyring: keyring})
+		PathStyle: true}}, Deps{Logger: zap.NewNop(), Audit: sink, Keyring: keyring})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -220,19 +226,19 @@ func BenchmarkAudit(b *testing.B) {
 		b.Fatal(err)
 	}
 	s, err := New(Config{Upstream: UpstreamConfig{Endpoint: "http://127.0.0.1:1", AccessKeyID: "k", SecretAccessKey: "s"}},
-		Deps{Audit: NewLogger(io.Discard, zap.InfoLevel), Keyring: keyring})
+		Deps{Audit: governance.NewZapSink(NewLogger(io.Discard, zap.InfoLevel)), Keyring: keyring})
 	if err != nil {
 		b.Fatal(err)
 	}
 	st := &reqState{srv: s, remote: []byte("127.0.0.1:53122"), method: []byte("GET"),
-		akid: []byte("DLAK0123456789ABCDEF"), upRID: []byte("18C0A1B2C3D4E5F6"), decision: decisionAllow,
-		reason: "in scope", bytesOut: 1024}
+		akid: []byte("DLAK0123456789ABCDEF"), upRID: []byte("18C0A1B2C3D4E5F6"), decision: governance.OutcomeAllow,
+		reason: "in scope", status: 200, bytesOut: 1024}
 	s.appendRequestID(st.id[:0])
-	st.req.Op, st.req.Bucket, st.req.Key = OpGetObject, []byte("lake"), []byte("data/analytics/part-00001.parquet")
+	st.req.Op, st.req.Bucket, st.req.Key = s3proto.OpGetObject, []byte("lake"), []byte("data/analytics/part-00001.parquet")
 	st.cred.verified = true
 	st.cred.claims = creds.Claims{Principal: "alice", Actor: "human", Channel: "rest", VendID: "v-0123456789"}
 	b.ReportAllocs()
 	for b.Loop() {
-		s.audit(st, 200, 0.00123)
+		s.audit(st, 1230*time.Microsecond)
 	}
 }

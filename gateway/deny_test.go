@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/duckicelake/duckicelake/governance"
 )
 
 // TestScopeDenials: every operation on a key outside the credential's grants
@@ -309,14 +311,18 @@ func TestReadOnlyGrant(t *testing.T) {
 // denyAuthorizer refuses keys under "masked/" and fails on "broken/".
 type denyAuthorizer struct{}
 
-func (denyAuthorizer) Authorize(_ context.Context, p *Principal, op Op, obj Object) (Decision, error) {
+func (denyAuthorizer) Authorize(_ context.Context, _ *governance.Principal, _ governance.Action, r *governance.Resource) (governance.Decision, error) {
 	switch {
-	case strings.HasPrefix(string(obj.Key), "data/masked/"):
-		return Decision{Reason: "base files of a masked table", PolicyIDs: []string{"pol-7"}}, nil
-	case strings.HasPrefix(string(obj.Key), "data/broken/"):
-		return Decision{}, errors.New("governance store unreachable")
+	case strings.HasPrefix(string(r.Key), "data/masked/"):
+		return governance.Decision{Reason: "base files of a masked table", PolicyIDs: []string{"pol-7"}}, nil
+	case strings.HasPrefix(string(r.Key), "data/broken/"):
+		return governance.Decision{}, errors.New("governance store unreachable")
 	}
-	return Decision{Allow: true, Reason: "ok", PolicyIDs: []string{"pol-1"}}, nil
+	return governance.Decision{Allow: true, Reason: "ok", PolicyIDs: []string{"pol-1"}}, nil
+}
+
+func (a denyAuthorizer) AuthorizeBatch(ctx context.Context, p *governance.Principal, act governance.Action, rs []governance.Resource, out []governance.Decision) error {
+	return governance.AuthorizeEach(ctx, a, p, act, rs, out)
 }
 
 // TestAuthorizer: after the scope check the Authorizer decides; a denial or

@@ -5,6 +5,9 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/duckicelake/duckicelake/governance"
+	"github.com/duckicelake/duckicelake/internal/s3proto"
 )
 
 // Metrics are the gateway's Prometheus collectors. One Metrics is shared by
@@ -20,7 +23,7 @@ type Metrics struct {
 
 	// Children resolved once: the label lookups hash their values, and a
 	// request should not pay for that.
-	latencyByOp [opEnd]prometheus.Observer
+	latencyByOp [s3proto.NumOps]prometheus.Observer
 	upstreamErr [upstreamErrEnd]prometheus.Counter
 
 	mu       sync.RWMutex
@@ -28,28 +31,9 @@ type Metrics struct {
 }
 
 type requestKey struct {
-	op       Op
+	op       s3proto.Op
 	status   int
-	decision decision
-}
-
-// decision is the outcome label of a request.
-type decision uint8
-
-const (
-	decisionNone  decision = iota // rejected before an authorisation decision (framing, signature)
-	decisionAllow                 // authorised and forwarded
-	decisionDeny                  // refused by scope or the Authorizer
-)
-
-func (d decision) String() string {
-	switch d {
-	case decisionAllow:
-		return "allow"
-	case decisionDeny:
-		return "deny"
-	}
-	return "none"
+	decision governance.Outcome
 }
 
 // upstreamErrKind labels upstream failures.
@@ -103,7 +87,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			return nil, err
 		}
 	}
-	for op := range opEnd {
+	for op := range s3proto.NumOps {
 		m.latencyByOp[op] = m.latency.WithLabelValues(op.String())
 	}
 	for k := range upstreamErrEnd {
@@ -113,9 +97,9 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 }
 
 // observe records one finished request.
-func (m *Metrics) observe(op Op, status int, d decision, seconds float64, in, out int64) {
-	if op >= opEnd {
-		op = OpUnknown
+func (m *Metrics) observe(op s3proto.Op, status int, d governance.Outcome, seconds float64, in, out int64) {
+	if op >= s3proto.NumOps {
+		op = s3proto.OpUnknown
 	}
 	m.counter(requestKey{op, status, d}).Inc()
 	m.latencyByOp[op].Observe(seconds)

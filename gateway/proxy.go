@@ -12,6 +12,8 @@ import (
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
 
+	"github.com/duckicelake/duckicelake/governance"
+	"github.com/duckicelake/duckicelake/internal/s3proto"
 	"github.com/duckicelake/duckicelake/sigv4"
 )
 
@@ -40,16 +42,17 @@ type reqState struct {
 	admitted bool
 
 	hdr       headerIndex
-	req       Request
+	req       s3proto.Request
 	sreq      sigv4.Request
 	res       sigv4.Result
 	cred      credential
-	principal Principal
+	principal governance.Principal
+	admission governance.S3Buffers
 
-	decision    decision
+	decision    governance.Outcome
 	reason      string
 	policyIDs   []string
-	err         *S3Error
+	err         *s3proto.Error
 	status      int
 	upstreamErr error // the upstream exchange failed
 	clientErr   error // writing the response to the client failed
@@ -84,9 +87,9 @@ type reqState struct {
 	keys        [][]byte
 	scratch     []byte
 
-	auditStatus  int
-	auditLatency float64 // seconds
-	auditField   [1]zap.Field
+	// event is the request's audit event, filled at finish from the
+	// fields above (it points into them) and handed to the Sink.
+	event governance.Event
 }
 
 // Close implements io.Closer: fasthttp calls it when it resets the
@@ -121,9 +124,9 @@ func (s *Server) acquire(ctx *fasthttp.RequestCtx) *reqState {
 
 // finish records the finished request and returns its state to the pool.
 func (s *Server) finish(st *reqState) {
-	seconds := time.Since(st.start).Seconds()
-	s.metrics.observe(st.req.Op, st.status, st.decision, seconds, st.bytesIn, st.bytesOut)
-	s.audit(st, st.status, seconds)
+	latency := time.Since(st.start)
+	s.metrics.observe(st.req.Op, st.status, st.decision, latency.Seconds(), st.bytesIn, st.bytesOut)
+	s.audit(st, latency)
 
 	st.ctx = nil
 	st.akid, st.upRID = st.akid[:0], st.upRID[:0]
@@ -134,8 +137,9 @@ func (s *Server) finish(st *reqState) {
 	st.sreq = sigv4.Request{}
 	st.res.AccessKeyID, st.res.SessionToken = nil, nil
 	st.cred.reset(nil, nil, nil, time.Time{})
-	st.principal = Principal{}
-	st.decision, st.reason, st.policyIDs = decisionNone, "", nil
+	st.principal = governance.Principal{}
+	st.admission.Reset()
+	st.decision, st.reason, st.policyIDs = governance.OutcomeNone, "", nil
 	st.err, st.status = nil, 0
 	st.upstreamErr, st.clientErr, st.bodyErr = nil, nil, nil
 	st.deleteCount, st.bytesIn, st.bytesOut = 0, 0, 0
@@ -200,17 +204,17 @@ func (s *Server) expect(ctx *fasthttp.RequestCtx) int {
 // parseError answers a request fasthttp could not read (headers too large,
 // malformed, timed out) with S3 XML. No handler runs for it.
 func (s *Server) parseError(ctx *fasthttp.RequestCtx, err error) {
-	var e *S3Error
+	var e *s3proto.Error
 	var small *fasthttp.ErrSmallBuffer
 	var ne interface{ Timeout() bool }
 	switch {
 	case errors.As(err, &small):
-		e = &S3Error{Code: "RequestHeaderSectionTooLarge", Status: http.StatusRequestHeaderFieldsTooLarge,
+		e = &s3proto.Error{Code: "RequestHeaderSectionTooLarge", Status: http.StatusRequestHeaderFieldsTooLarge,
 			Message: "Your request header section exceeds the maximum allowed size."}
 	case errors.As(err, &ne) && ne.Timeout():
-		e = RequestTimeout()
+		e = s3proto.RequestTimeout()
 	default:
-		e = InvalidRequest("The request could not be parsed as HTTP/1.1.")
+		e = s3proto.InvalidRequest("The request could not be parsed as HTTP/1.1.")
 	}
 	if st, ok := ctx.UserValue(stateKey{}).(*reqState); ok {
 		// The body of an admitted Expect: 100-continue request failed to
@@ -225,8 +229,8 @@ func (s *Server) parseError(ctx *fasthttp.RequestCtx, err error) {
 	ctx.Response.SetStatusCode(e.Status)
 	ctx.Response.Header.SetContentType("application/xml")
 	ctx.Response.Header.SetBytesV("x-amz-request-id", rid)
-	ctx.Response.SetBody(AppendXML(nil, e, nil, rid))
-	s.metrics.observe(OpUnknown, e.Status, decisionNone, 0, 0, 0)
+	ctx.Response.SetBody(s3proto.AppendXML(nil, e, nil, rid))
+	s.metrics.observe(s3proto.OpUnknown, e.Status, governance.OutcomeNone, 0, 0, 0)
 	if ce := s.log.Check(zap.DebugLevel, "unreadable request"); ce != nil {
 		ce.Write(zap.ByteString("rid", rid), zap.String("error", e.Code), zap.Error(err))
 	}
@@ -250,20 +254,20 @@ func (s *Server) admit(st *reqState) {
 	if h.ContentLength() == -1 && hasRawHeader(h.RawHeaders(), "content-length") {
 		// Request smuggling: the two framings can disagree between us and
 		// any other hop.
-		st.fail(InvalidRequest("Content-Length and Transfer-Encoding must not be sent together."), decisionNone, "conflicting framing")
+		st.fail(s3proto.InvalidRequest("Content-Length and Transfer-Encoding must not be sent together."), governance.OutcomeNone, "conflicting framing")
 		ctx.SetConnectionClose()
 		return
 	}
 	if st.hdr.count("authorization") > 1 {
-		st.fail(InvalidRequest("Only one Authorization header is allowed."), decisionNone, "duplicate authorization")
+		st.fail(s3proto.InvalidRequest("Only one Authorization header is allowed."), governance.OutcomeNone, "duplicate authorization")
 		return
 	}
 	if len(uri) == 0 || uri[0] != '/' {
-		st.fail(InvalidURI(""), decisionNone, "request target is not a path")
+		st.fail(s3proto.InvalidURI(""), governance.OutcomeNone, "request target is not a path")
 		return
 	}
 	if err := s.classifier.Classify(&st.req, h.Method(), st.hdr.get("host"), st.path, st.query, &st.hdr); err != nil {
-		st.fail(FromSigV4(err), decisionNone, "request not understood")
+		st.fail(s3proto.FromSigV4(err), governance.OutcomeNone, "request not understood")
 		return
 	}
 
@@ -272,46 +276,43 @@ func (s *Server) admit(st *reqState) {
 	err := s.verifier.Verify(&st.sreq, &st.cred, &st.res)
 	st.akid = append(st.akid[:0], st.res.AccessKeyID...)
 	if err != nil {
-		st.fail(FromSigV4(err), decisionDeny, "authentication failed")
+		st.fail(s3proto.FromSigV4(err), governance.OutcomeDeny, "authentication failed")
 		return
 	}
 	if st.cred.isRoot {
-		st.decision, st.reason = decisionAllow, "operator root credentials"
+		st.decision, st.reason = governance.OutcomeAllow, "operator root credentials"
 		return
 	}
 
-	st.principal = PrincipalOf(&st.cred.claims)
-	if st.req.Op == OpDeleteObjects {
+	st.principal = governance.PrincipalOf(&st.cred.claims)
+	if st.req.Op == s3proto.OpDeleteObjects {
 		// The keys are in the body; refuse now what no key could change.
-		if !namesBucket(&st.cred.claims, st.req.Bucket) {
-			st.fail(AccessDenied(reasonBucket), decisionDeny, reasonBucket)
+		if d := governance.AdmitS3Bucket(&st.cred.claims, st.req.Bucket); !d.Allow {
+			st.fail(s3proto.AccessDenied(d.Reason), governance.OutcomeDeny, d.Reason)
 		}
-		return
-	}
-	if e := CheckScope(&st.cred.claims, &st.req, nil); e != nil {
-		st.fail(e, decisionDeny, e.Message)
 		return
 	}
 	s.authorize(st, nil)
 }
 
-// authorize asks the Authorizer about every object of the request.
+// authorize admits the request (governance.AdmitS3): the credential's
+// grants over every key it touches, then the Authorizer.
 func (s *Server) authorize(st *reqState, deleteKeys [][]byte) {
-	d, err := AuthorizeRequest(st.ctx, s.authz, &st.principal, &st.req, deleteKeys)
+	d, err := governance.AdmitS3(st.ctx, s.authz, &st.principal, &st.cred.claims, &st.req, deleteKeys, &st.admission)
 	st.policyIDs = d.PolicyIDs
 	if err != nil {
 		s.log.Error("authorizer failed; request denied", zap.ByteString("rid", st.id[:]), zap.Error(err))
-		st.fail(AccessDenied(""), decisionDeny, "authorizer error")
+		st.fail(s3proto.AccessDenied(""), governance.OutcomeDeny, "authorizer error")
 		return
 	}
 	if !d.Allow {
-		st.fail(AccessDenied(d.Reason), decisionDeny, d.Reason)
+		st.fail(s3proto.AccessDenied(d.Reason), governance.OutcomeDeny, d.Reason)
 		return
 	}
-	st.decision, st.reason = decisionAllow, d.Reason
+	st.decision, st.reason = governance.OutcomeAllow, d.Reason
 }
 
-func (st *reqState) fail(e *S3Error, d decision, reason string) {
+func (st *reqState) fail(e *s3proto.Error, d governance.Outcome, reason string) {
 	st.err, st.decision, st.reason = e, d, reason
 }
 
@@ -325,7 +326,7 @@ func (s *Server) respondError(st *reqState) {
 	r.Header.SetBytesV("x-amz-request-id", st.id[:])
 	// No <Resource>: it would echo the key, and a refused key's name must
 	// never appear in a response.
-	st.out = AppendXML(st.out[:0], e, nil, st.id[:])
+	st.out = s3proto.AppendXML(st.out[:0], e, nil, st.id[:])
 	r.SetBodyRaw(st.out)
 	st.status = e.Status
 	if !st.ctx.IsHead() {
@@ -595,7 +596,7 @@ func appendHexSHA256(dst *[64]byte, b []byte) []byte {
 // upstream as signed aws-chunked; other bodies are small documents read
 // whole and sent with their SHA-256 (S3 backends accept aws-chunked only on
 // PutObject and UploadPart).
-func streamsBody(op Op) bool { return op == OpPutObject || op == OpUploadPart }
+func streamsBody(op s3proto.Op) bool { return op == s3proto.OpPutObject || op == s3proto.OpUploadPart }
 
 // maxListBucketsBody bounds the ListBuckets answer the gateway filters.
 const maxListBucketsBody = 8 << 20
@@ -644,7 +645,7 @@ func (s *Server) forward(st *reqState) {
 		// PutObject without a checksum of its own gets a CRC32C: the
 		// backend verifies that instead of computing its default checksum.
 		c.Trailer = st.res.Trailer()
-		if len(c.Trailer) == 0 && st.req.Op == OpPutObject && !s.up.signAllChunks && !st.hdr.hasChecksum() {
+		if len(c.Trailer) == 0 && st.req.Op == s3proto.OpPutObject && !s.up.signAllChunks && !st.hdr.hasChecksum() {
 			c.Trailer = hChecksumCRC32C
 		}
 		if len(c.Trailer) > 0 {
@@ -679,13 +680,13 @@ func (s *Server) forward(st *reqState) {
 			return
 		}
 		limit := s.cfg.MaxXMLBody
-		if st.req.Op == OpDeleteObjects {
-			limit = MaxDeleteObjectsBody
+		if st.req.Op == s3proto.OpDeleteObjects {
+			limit = s3proto.MaxDeleteObjectsBody
 		}
 		var err error
 		st.small, err = readAllLimit(st.small[:0], &st.verified, limit)
 		if err == errBodyTooLarge {
-			st.fail(MaxMessageLengthExceeded(), st.decision, "body over the limit")
+			st.fail(s3proto.MaxMessageLengthExceeded(), st.decision, "body over the limit")
 			st.ctx.SetConnectionClose()
 			return
 		}
@@ -693,18 +694,14 @@ func (s *Server) forward(st *reqState) {
 			st.failBody()
 			return
 		}
-		if st.req.Op == OpDeleteObjects && !st.cred.isRoot {
-			keys, _, err := ParseDeleteObjects(st.small, st.keys)
+		if st.req.Op == s3proto.OpDeleteObjects && !st.cred.isRoot {
+			keys, _, err := s3proto.ParseDeleteObjects(st.small, st.keys)
 			st.keys = keys[:0]
 			if err != nil {
-				st.fail(FromSigV4(err), decisionDeny, "DeleteObjects body refused")
+				st.fail(s3proto.FromSigV4(err), governance.OutcomeDeny, "DeleteObjects body refused")
 				return
 			}
 			st.deleteCount = len(keys)
-			if e := CheckScope(&st.cred.claims, &st.req, keys); e != nil {
-				st.fail(e, decisionDeny, e.Message)
-				return
-			}
 			s.authorize(st, keys)
 			if st.err != nil {
 				return
@@ -786,7 +783,7 @@ func (s *Server) openBody(st *reqState) (int64, bool) {
 		decoded = st.res.DecodedContentLength
 	}
 	if decoded < 0 {
-		st.fail(&S3Error{Code: "MissingContentLength", Status: http.StatusLengthRequired,
+		st.fail(&s3proto.Error{Code: "MissingContentLength", Status: http.StatusLengthRequired,
 			Message: "You must provide the Content-Length HTTP header."}, st.decision, "no content length")
 		return 0, false
 	}
@@ -798,7 +795,7 @@ func (s *Server) openBody(st *reqState) (int64, bool) {
 	var body io.Reader
 	if st.res.Mode.Streaming() {
 		if wireLen >= 0 && wireLen < decoded {
-			st.fail(&S3Error{Code: "IncompleteBody", Status: http.StatusBadRequest,
+			st.fail(&s3proto.Error{Code: "IncompleteBody", Status: http.StatusBadRequest,
 				Message: "Content-Length is smaller than x-amz-decoded-content-length."}, st.decision, "body shorter than declared")
 			return 0, false
 		}
@@ -815,7 +812,7 @@ func (s *Server) openBody(st *reqState) (int64, bool) {
 	} else {
 		var err error
 		if body, err = st.res.Body(&st.wire, wireLen); err != nil {
-			st.fail(FromSigV4(err), st.decision, "body refused")
+			st.fail(s3proto.FromSigV4(err), st.decision, "body refused")
 			return 0, false
 		}
 	}
@@ -835,16 +832,16 @@ func (st *reqState) failBody() {
 	var ve *sigv4.Error
 	switch {
 	case errors.As(err, &ve):
-		st.fail(FromSigV4(err), st.decision, "body failed verification")
+		st.fail(s3proto.FromSigV4(err), st.decision, "body failed verification")
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		st.fail(&S3Error{Code: "IncompleteBody", Status: http.StatusBadRequest,
+		st.fail(&s3proto.Error{Code: "IncompleteBody", Status: http.StatusBadRequest,
 			Message: "You did not provide the number of bytes specified by the Content-Length HTTP header."}, st.decision, "body incomplete")
 	default:
 		var ne interface{ Timeout() bool }
 		if errors.As(err, &ne) && ne.Timeout() {
-			st.fail(RequestTimeout(), st.decision, "body timed out")
+			st.fail(s3proto.RequestTimeout(), st.decision, "body timed out")
 		} else {
-			st.fail(&S3Error{Code: "IncompleteBody", Status: http.StatusBadRequest,
+			st.fail(&s3proto.Error{Code: "IncompleteBody", Status: http.StatusBadRequest,
 				Message: "The request body was not received completely."}, st.decision, "body read failed")
 		}
 	}
@@ -859,7 +856,7 @@ func (s *Server) exchange(st *reqState) {
 	resp.Header.DisableNormalizing()
 	resp.Header.SetNoDefaultContentType(true)
 	var err error
-	if st.req.Op == OpGetObject && s.up.down != nil {
+	if st.req.Op == s3proto.OpGetObject && s.up.down != nil {
 		err = s.up.down.do(&st.upReq, resp, &st.down)
 	} else {
 		err = s.up.client.Do(&st.upReq, resp)
@@ -875,7 +872,7 @@ func (s *Server) exchange(st *reqState) {
 		if ce := s.log.Check(zap.WarnLevel, "upstream request failed"); ce != nil {
 			ce.Write(zap.ByteString("rid", st.id[:]), zap.Error(err))
 		}
-		st.fail(ServiceUnavailable(""), st.decision, st.reason)
+		st.fail(s3proto.ServiceUnavailable(""), st.decision, st.reason)
 		return
 	}
 	if st.bodyErr != nil {
@@ -888,7 +885,7 @@ func (s *Server) exchange(st *reqState) {
 	}
 	st.upRID = append(st.upRID[:0], resp.Header.Peek("x-amz-request-id")...)
 
-	if st.req.Op == OpListBuckets && !st.cred.isRoot && resp.StatusCode() == http.StatusOK {
+	if st.req.Op == s3proto.OpListBuckets && !st.cred.isRoot && resp.StatusCode() == http.StatusOK {
 		s.filterListBuckets(st)
 		return
 	}
@@ -939,7 +936,7 @@ func (s *Server) filterListBuckets(st *reqState) {
 	if err != nil {
 		st.upstreamErr = err
 		s.metrics.upstreamError(upstreamErrOther)
-		st.fail(ServiceUnavailable(""), st.decision, st.reason)
+		st.fail(s3proto.ServiceUnavailable(""), st.decision, st.reason)
 		return
 	}
 	st.out = filterBucketList(st.out[:0], body, &st.cred.claims)

@@ -15,7 +15,9 @@ import (
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
 
+	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/internal/creds"
+	"github.com/duckicelake/duckicelake/internal/s3proto"
 	"github.com/duckicelake/duckicelake/sigv4"
 )
 
@@ -109,13 +111,15 @@ func (c *Config) applyDefaults() {
 type Deps struct {
 	// Logger receives errors and lifecycle events; nil discards them.
 	Logger *zap.Logger
-	// Audit receives one line per request (see NewLogger); nil uses Logger.
-	Audit *zap.Logger
+	// Audit receives one event per request; nil writes them as JSON lines
+	// through Logger (governance.NewZapSink).
+	Audit governance.Sink
 	// Metrics records requests; nil creates collectors in a private
 	// registry.
 	Metrics *Metrics
-	// Authorizer decides after the scope check; nil is ScopeOnly.
-	Authorizer Authorizer
+	// Authorizer decides after the scope check; nil is
+	// governance.ScopeOnly. serve hands the catalog the same one.
+	Authorizer governance.Authorizer
 	// Keyring verifies minted credentials (its Revocations included); nil
 	// accepts only Root.
 	Keyring *creds.Keyring
@@ -135,13 +139,13 @@ const tokenCacheSize = 4096
 type Server struct {
 	cfg        Config
 	log        *zap.Logger
-	auditLog   *zap.Logger
+	auditSink  governance.Sink
 	metrics    *Metrics
-	authz      Authorizer
+	authz      governance.Authorizer
 	keyring    *creds.Keyring
 	root       *creds.Root
 	now        func() time.Time
-	classifier Classifier
+	classifier s3proto.Classifier
 	verifier   *sigv4.Verifier
 	up         *upstream
 	srv        *fasthttp.Server
@@ -167,23 +171,23 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		return nil, fmt.Errorf("gateway: max header bytes %d is below 4096", cfg.MaxHeaderBytes)
 	}
 	s := &Server{
-		cfg:      cfg,
-		log:      deps.Logger,
-		auditLog: deps.Audit,
-		metrics:  deps.Metrics,
-		authz:    deps.Authorizer,
-		keyring:  deps.Keyring,
-		root:     deps.Root,
-		now:      deps.Now,
-		verifier: sigv4.NewVerifier(cfg.Region, "s3"),
-		up:       up,
-		tokens:   newTokenCache(tokenCacheSize),
+		cfg:       cfg,
+		log:       deps.Logger,
+		auditSink: deps.Audit,
+		metrics:   deps.Metrics,
+		authz:     deps.Authorizer,
+		keyring:   deps.Keyring,
+		root:      deps.Root,
+		now:       deps.Now,
+		verifier:  sigv4.NewVerifier(cfg.Region, "s3"),
+		up:        up,
+		tokens:    newTokenCache(tokenCacheSize),
 	}
 	if s.log == nil {
 		s.log = zap.NewNop()
 	}
-	if s.auditLog == nil {
-		s.auditLog = s.log
+	if s.auditSink == nil {
+		s.auditSink = governance.NewZapSink(s.log)
 	}
 	if s.metrics == nil {
 		if s.metrics, err = NewMetrics(nil); err != nil {
@@ -191,7 +195,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		}
 	}
 	if s.authz == nil {
-		s.authz = ScopeOnly{}
+		s.authz = governance.ScopeOnly{}
 	}
 	if s.now == nil {
 		s.now = time.Now

@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/internal/creds"
 )
 
@@ -185,7 +186,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	}
 	deps := Deps{
 		Logger:  NewLogger(&testWriter{t}, zapcore.WarnLevel),
-		Audit:   NewLogger(e.audit, zapcore.InfoLevel),
+		Audit:   governance.NewZapSink(NewLogger(e.audit, zapcore.InfoLevel)),
 		Metrics: m,
 		Keyring: e.keyring,
 		Root:    root,

@@ -12,7 +12,10 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/internal/creds"
+	"github.com/duckicelake/duckicelake/internal/pct"
+	"github.com/duckicelake/duckicelake/internal/s3proto"
 	"github.com/duckicelake/duckicelake/sigv4"
 )
 
@@ -357,11 +360,11 @@ func (s *Server) buildUpstreamRequest(st *reqState) {
 		st.hostBuf = append(append(append(st.hostBuf[:0], st.req.Bucket...), '.'), s.up.host...)
 		host = st.hostBuf
 		b = append(b, '/')
-		b = appendURIEncoded(b, st.req.Key, true)
+		b = pct.AppendEncode(b, st.req.Key, true)
 	}
 	pathEnd := len(b)
 	b = append(b, '?')
-	b = appendForwardQuery(b, st.query)
+	b = s3proto.AppendForwardQuery(b, st.query)
 	if len(b) == pathEnd+1 {
 		b = b[:pathEnd]
 	}
@@ -421,76 +424,6 @@ func appendWithoutCoding(dst, v, drop []byte) []byte {
 	return dst
 }
 
-// appendForwardQuery appends the client's raw query without the presigned
-// URL parameters (X-Amz-*, compared after percent-decoding): the upstream
-// request is authenticated by its header signature alone.
-func appendForwardQuery(dst, q []byte) []byte {
-	start := len(dst)
-	for len(q) > 0 {
-		p := q
-		if i := bytes.IndexByte(q, '&'); i >= 0 {
-			p, q = q[:i], q[i+1:]
-		} else {
-			q = nil
-		}
-		if len(p) == 0 {
-			continue
-		}
-		name := p
-		if i := bytes.IndexByte(p, '='); i >= 0 {
-			name = p[:i]
-		}
-		if hasDecodedPrefixFold(name, "x-amz-") {
-			continue
-		}
-		if len(dst) > start {
-			dst = append(dst, '&')
-		}
-		dst = append(dst, p...)
-	}
-	return dst
-}
-
-// hasDecodedPrefixFold reports whether the percent-decoded raw starts with
-// the lower-case ASCII prefix, ignoring case.
-func hasDecodedPrefixFold(raw []byte, prefix string) bool {
-	j := 0
-	for i := 0; j < len(prefix); j++ {
-		if i >= len(raw) {
-			return false
-		}
-		c := raw[i]
-		i++
-		if c == '%' && i+1 < len(raw) {
-			hi, ok1 := unhexDigit(raw[i])
-			lo, ok2 := unhexDigit(raw[i+1])
-			if ok1 && ok2 {
-				c = hi<<4 | lo
-				i += 2
-			}
-		}
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != prefix[j] {
-			return false
-		}
-	}
-	return true
-}
-
-func unhexDigit(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	case 'A' <= c && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
-}
-
 // signUpstream dates and signs the upstream request with the root key:
 // host, content-type, content-md5 and every x-amz-* header are signed. It
 // returns the signature, the seed of an aws-chunked body.
@@ -543,7 +476,7 @@ func filterBucketList(dst, doc []byte, c *creds.Claims) []byte {
 		j += i + len(close)
 		dst = append(dst, doc[:i]...)
 		elem := doc[i:j]
-		if name, ok := elementText(elem, "Name"); ok && namesBucket(c, name) {
+		if name, ok := elementText(elem, "Name"); ok && governance.GrantsBucket(c, name) {
 			dst = append(dst, elem...)
 		}
 		doc = doc[j:]

@@ -16,6 +16,7 @@ const (
 	ActionDeleteObject // DeleteObject, each key of DeleteObjects
 	ActionListObjects  // ListObjects(V2), versions, multipart uploads: the prefix
 	ActionReadBucket   // HeadBucket, GetBucketLocation: the bucket alone
+	ActionListBuckets  // ListBuckets: the service (the answer shows granted buckets only)
 
 	// The Iceberg REST catalog, on the catalog or a namespace.
 	ActionListNamespaces
@@ -73,6 +74,7 @@ var actionInfo = [actionEnd]struct {
 	ActionDeleteObject: {name: "DeleteObject", s3: true, write: true},
 	ActionListObjects:  {name: "ListObjects", s3: true},
 	ActionReadBucket:   {name: "ReadBucket", s3: true},
+	ActionListBuckets:  {name: "ListBuckets", s3: true},
 
 	ActionListNamespaces:  {name: "ListNamespaces", need: CapRead},
 	ActionLoadNamespace:   {name: "LoadNamespace", need: CapRead},

@@ -51,7 +51,9 @@ const (
 // token or a signature.
 //
 // Byte slices are borrowed from the request: a Sink must copy what it keeps
-// before Record returns. Zero fields are left out of the record.
+// before Record returns. Zero fields are left out of the record, except
+// that an S3 event always names its request id, client, method, bucket and
+// key.
 type Event struct {
 	Source    string // SourceS3 or SourceCatalog
 	RequestID []byte
@@ -155,16 +157,20 @@ func (e *eventFields) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 			enc.AddString(k, v)
 		}
 	}
-	addBytes("rid", e.RequestID)
-	addBytes("remote", e.Remote)
-	addBytes("method", e.Method)
-	addString("op", e.Action)
 	if e.Source == SourceS3 {
-		// The gateway's lines always name the bucket and key, empty or
-		// not: log pipelines index them.
+		// The gateway's lines always carry these fields, empty or not:
+		// log pipelines index them.
+		enc.AddByteString("rid", e.RequestID)
+		enc.AddByteString("remote", e.Remote)
+		enc.AddByteString("method", e.Method)
+		addString("op", e.Action)
 		enc.AddByteString("bucket", e.Bucket)
 		enc.AddByteString("key", e.Key)
 	} else {
+		addBytes("rid", e.RequestID)
+		addBytes("remote", e.Remote)
+		addBytes("method", e.Method)
+		addString("op", e.Action)
 		addBytes("bucket", e.Bucket)
 		addBytes("key", e.Key)
 	}

@@ -57,7 +57,7 @@ func TestZapSinkS3Line(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"bucket", "key", "prefix"} {
+	for _, k := range []string{"rid", "remote", "method", "bucket", "key", "prefix"} {
 		if v, ok := got[k]; !ok || v != "" {
 			t.Errorf("S3 line %s = %v, %v; want an empty string", k, v, ok)
 		}

@@ -11,9 +11,13 @@
 // some location, say). An error denies: authorisation fails closed.
 //
 // The contract (Principal, Action, Resource, Decision, Authorizer, Scopes)
-// and the audit event (Event, Sink) live here. The tags, policies, roles,
-// grants and plans that implement it come with the governance model; until
-// then ScopeOnly enforces the credential's own scope and nothing more.
+// and the audit event (Event, Sink) live here, and so does the one
+// admission pipeline of an S3 request (AdmitS3: a minted credential's
+// grants over every key the request touches, then the Authorizer), which
+// the gateway and the catalog's remote signer both run. The tags, policies,
+// roles, grants and plans that implement it come with the governance
+// model; until then ScopeOnly enforces the credential's own scope and
+// nothing more.
 //
 // governance may import internal/creds and internal/s3proto (the S3
 // protocol model, for AdmitS3) and the standard library, zap for its sink;

@@ -8,47 +8,15 @@ import (
 	"encoding/hex"
 	"hash"
 	"slices"
-)
 
-const upperHex = "0123456789ABCDEF"
+	"github.com/duckicelake/duckicelake/internal/pct"
+)
 
 // Bits of charClass.
 const (
-	classUnreserved = 1 << iota // RFC 3986 unreserved: kept as is by UriEncode
-	classToken                  // RFC 9110 tchar except upper-case letters
-	classSpace                  // SP, HTAB, CR, LF
+	classToken = 1 << iota // RFC 9110 tchar except upper-case letters
+	classSpace             // SP, HTAB, CR, LF
 )
-
-// isUnreserved reports whether UriEncode leaves c as is.
-func isUnreserved(c byte) bool { return charClass[c]&classUnreserved != 0 }
-
-// unhex decodes a hex digit of either case. The tables below replace
-// branches that mispredict on random hex (signatures, hashes).
-func unhex(c byte) (byte, bool) {
-	v := hexValue[c]
-	return v, v != 0xff
-}
-
-// appendEncodedByte appends c as UriEncode writes it, '/' included (%2F).
-func appendEncodedByte(dst []byte, c byte) []byte {
-	if isUnreserved(c) {
-		return append(dst, c)
-	}
-	return append(dst, '%', upperHex[c>>4], upperHex[c&15])
-}
-
-// appendURIEncode appends s encoded with UriEncode; keepSlash leaves '/'
-// unencoded (paths).
-func appendURIEncode(dst, s []byte, keepSlash bool) []byte {
-	for _, c := range s {
-		if c == '/' && keepSlash {
-			dst = append(dst, c)
-			continue
-		}
-		dst = appendEncodedByte(dst, c)
-	}
-	return dst
-}
 
 // appendCanonicalURI appends the canonical URI of a wire path.
 //
@@ -71,7 +39,7 @@ func appendCanonicalURI(dst, raw []byte, normalize bool) ([]byte, bool) {
 	for i := 0; i < len(raw); i++ {
 		// Copy a run of bytes that stay as they are in one append.
 		j := i
-		for j < len(raw) && (isUnreserved(raw[j]) || raw[j] == '/') {
+		for j < len(raw) && (pct.Unreserved(raw[j]) || raw[j] == '/') {
 			j++
 		}
 		if j > i {
@@ -86,15 +54,15 @@ func appendCanonicalURI(dst, raw []byte, normalize bool) ([]byte, bool) {
 			if i+2 >= len(raw) {
 				return dst, false
 			}
-			hi, ok1 := unhex(raw[i+1])
-			lo, ok2 := unhex(raw[i+2])
+			hi, ok1 := pct.Unhex(raw[i+1])
+			lo, ok2 := pct.Unhex(raw[i+2])
 			if !ok1 || !ok2 {
 				return dst, false
 			}
-			dst = appendEncodedByte(dst, hi<<4|lo)
+			dst = pct.AppendEncodeByte(dst, hi<<4|lo)
 			i += 2
 		default:
-			dst = appendEncodedByte(dst, c)
+			dst = pct.AppendEncodeByte(dst, c)
 		}
 	}
 	return dst, true
@@ -123,7 +91,7 @@ func appendNormalizedURI(dst, raw []byte) []byte {
 			}
 		default:
 			dst = append(dst, '/')
-			dst = appendURIEncode(dst, seg, false)
+			dst = pct.AppendEncode(dst, seg, false)
 		}
 	}
 	if len(dst) == base || len(raw) > 0 && raw[len(raw)-1] == '/' {
@@ -132,36 +100,15 @@ func appendNormalizedURI(dst, raw []byte) []byte {
 	return dst
 }
 
-// queryByte decodes the byte of a raw query component at raw[i] (a %XX
-// escape, or '+' as space, as S3 reads query strings) and returns it with the
-// index after it; ok is false on a malformed escape.
-func queryByte(raw []byte, i int) (c byte, next int, ok bool) {
-	switch c = raw[i]; c {
-	case '%':
-		if i+2 >= len(raw) {
-			return 0, i, false
-		}
-		hi, ok1 := unhex(raw[i+1])
-		lo, ok2 := unhex(raw[i+2])
-		if !ok1 || !ok2 {
-			return 0, i, false
-		}
-		return hi<<4 | lo, i + 3, true
-	case '+':
-		return ' ', i + 1, true
-	}
-	return c, i + 1, true
-}
-
 // appendQueryComponent decodes a raw query name or value and appends it
 // re-encoded with UriEncode. It reports false on a malformed escape.
 func appendQueryComponent(dst, raw []byte) ([]byte, bool) {
 	for i := 0; i < len(raw); {
-		c, next, ok := queryByte(raw, i)
+		c, next, ok := pct.DecodeAt(raw, i, true)
 		if !ok {
 			return dst, false
 		}
-		dst = appendEncodedByte(dst, c)
+		dst = pct.AppendEncodeByte(dst, c)
 		i = next
 	}
 	return dst, true
@@ -170,7 +117,7 @@ func appendQueryComponent(dst, raw []byte) ([]byte, bool) {
 // appendQueryDecoded appends the decoded form of a raw query component.
 func appendQueryDecoded(dst, raw []byte) ([]byte, bool) {
 	for i := 0; i < len(raw); {
-		c, next, ok := queryByte(raw, i)
+		c, next, ok := pct.DecodeAt(raw, i, true)
 		if !ok {
 			return dst, false
 		}
@@ -185,7 +132,7 @@ func appendQueryDecoded(dst, raw []byte) ([]byte, bool) {
 func queryNameIs(raw []byte, want string) bool {
 	j := 0
 	for i := 0; i < len(raw); {
-		c, next, ok := queryByte(raw, i)
+		c, next, ok := pct.DecodeAt(raw, i, true)
 		if !ok || j >= len(want) || want[j] != c {
 			return false
 		}
@@ -417,56 +364,16 @@ func (sc *scratch) signature(key *macKey, amzDate, scope []byte) [32]byte {
 	return sc.hmac(key, m)
 }
 
-// lowerHexValue maps a lower-case hex digit to its value and every other
-// byte to 0xff (signatures are lower-case hex).
-const lowerHexValue = "" +
-	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
-	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
-	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
-	"\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\xff\xff\xff\xff\xff\xff" +
-	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
-	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
-	"\xff\x0a\x0b\x0c\x0d\x0e\x0f\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
-	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
-	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
-	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
-	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
-	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
-	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
-	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
-	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
-	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"
-
-// hexValue maps a hex digit of either case to its value, other bytes to
-// 0xff.
-const hexValue = "" +
-	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
-	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
-	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
-	"\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\xff\xff\xff\xff\xff\xff" +
-	"\xff\x0a\x0b\x0c\x0d\x0e\x0f\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
-	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
-	"\xff\x0a\x0b\x0c\x0d\x0e\x0f\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
-	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
-	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
-	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
-	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
-	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
-	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
-	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
-	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" +
-	"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"
-
-// charClass holds classUnreserved, classToken and classSpace bits per byte.
+// charClass holds classToken and classSpace bits per byte.
 const charClass = "" +
-	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x04\x04\x00\x00\x04\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x02\x00\x00\x02\x00\x00" +
 	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
-	"\x04\x02\x00\x02\x02\x02\x02\x02\x00\x00\x02\x02\x00\x03\x03\x00" +
-	"\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x00\x00\x00\x00\x00\x00" +
-	"\x00\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01" +
-	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x00\x00\x00\x02\x03" +
-	"\x02\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03" +
-	"\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x00\x02\x00\x03\x00" +
+	"\x02\x01\x00\x01\x01\x01\x01\x01\x00\x00\x01\x01\x00\x01\x01\x00" +
+	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x01" +
+	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01" +
+	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x00\x01\x00\x01\x00" +
 	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
 	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
 	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +

@@ -10,6 +10,8 @@ import (
 	"hash"
 	"io"
 	"math"
+
+	"github.com/duckicelake/duckicelake/internal/pct"
 )
 
 // DefaultMaxChunkSize is the largest signed aws-chunked chunk a ChunkedReader
@@ -307,7 +309,7 @@ func (r *ChunkedReader) readHeader() {
 func parseChunkHeader(line []byte) (size int64, sig []byte, ok bool) {
 	i := 0
 	for ; i < len(line); i++ {
-		v, isHex := unhexDigit(line[i])
+		v, isHex := pct.Unhex(line[i])
 		if !isHex {
 			break
 		}
@@ -370,18 +372,6 @@ func trimLeftOWS(b []byte) []byte {
 		b = b[1:]
 	}
 	return b
-}
-
-func unhexDigit(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	case 'A' <= c && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
 }
 
 // readSignedChunk reads the current chunk into buf, hashing it piece by piece

@@ -3,6 +3,8 @@ package sigv4
 import (
 	"bytes"
 	"time"
+
+	"github.com/duckicelake/duckicelake/internal/pct"
 )
 
 // credential is a parsed "AKID/yyyymmdd/region/service/aws4_request"; every
@@ -294,8 +296,8 @@ func decodeSignature(dst *[32]byte, v []byte) bool {
 		return false
 	}
 	for i := range 32 {
-		hi, ok1 := lowerHex(v[2*i])
-		lo, ok2 := lowerHex(v[2*i+1])
+		hi, ok1 := pct.UnhexLower(v[2*i])
+		lo, ok2 := pct.UnhexLower(v[2*i+1])
 		if !ok1 || !ok2 {
 			return false
 		}
@@ -304,19 +306,14 @@ func decodeSignature(dst *[32]byte, v []byte) bool {
 	return true
 }
 
-func lowerHex(c byte) (byte, bool) {
-	v := lowerHexValue[c]
-	return v, v != 0xff
-}
-
 // decodeHexSHA256 decodes a 64-digit hex SHA-256 in either case.
 func decodeHexSHA256(dst *[32]byte, v []byte) bool {
 	if len(v) != 64 {
 		return false
 	}
 	for i := range 32 {
-		hi, ok1 := unhex(v[2*i])
-		lo, ok2 := unhex(v[2*i+1])
+		hi, ok1 := pct.Unhex(v[2*i])
+		lo, ok2 := pct.Unhex(v[2*i+1])
 		if !ok1 || !ok2 {
 			return false
 		}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/duckicelake/duckicelake/internal/pct"
 )
 
 // Header is one header to sign. Name is matched case-insensitively and
@@ -300,18 +302,18 @@ func (s *Signer) presign(method, rawURL string, signedHeaders []Header, expires 
 		q = append(q, '&')
 	}
 	q = append(q, "X-Amz-Algorithm="+Algorithm+"&X-Amz-Credential="...)
-	q = appendURIEncode(q, []byte(s.AccessKeyID), false)
+	q = pct.AppendEncode(q, []byte(s.AccessKeyID), false)
 	q = append(q, "%2F"...)
-	q = appendURIEncode(q, scope, false)
+	q = pct.AppendEncode(q, scope, false)
 	q = append(q, "&X-Amz-Date="...)
 	q = append(q, amzDate...)
 	q = append(q, "&X-Amz-Expires="...)
 	q = strconv.AppendInt(q, secs, 10)
 	q = append(q, "&X-Amz-SignedHeaders="...)
-	q = appendURIEncode(q, appendSignedNames(nil, hs, sc.order), false)
+	q = pct.AppendEncode(q, appendSignedNames(nil, hs, sc.order), false)
 	if s.SessionToken != "" {
 		q = append(q, "&X-Amz-Security-Token="...)
-		q = appendURIEncode(q, []byte(s.SessionToken), false)
+		q = pct.AppendEncode(q, []byte(s.SessionToken), false)
 	}
 
 	b := append(sc.buf[:0], method...)

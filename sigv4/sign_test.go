@@ -12,6 +12,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+
+	"github.com/duckicelake/duckicelake/internal/pct"
 )
 
 // S3 keys that clients must encode, and how the SDKs put them on the wire:
@@ -30,7 +32,7 @@ var awkwardKeys = []string{
 }
 
 func wirePath(bucket, key string) string {
-	return string(appendURIEncode([]byte("/"+bucket+"/"), []byte(key), true))
+	return string(pct.AppendEncode([]byte("/"+bucket+"/"), []byte(key), true))
 }
 
 // TestSignVerifyRoundTrip signs S3 requests with our Signer and verifies
@@ -45,7 +47,7 @@ func TestSignVerifyRoundTrip(t *testing.T) {
 				q := s3Request{
 					method:  "PUT",
 					path:    wirePath("bucket", key),
-					query:   "tagging&x-id=PutObject&prefix=" + string(appendURIEncode(nil, []byte(key), false)),
+					query:   "tagging&x-id=PutObject&prefix=" + string(pct.AppendEncode(nil, []byte(key), false)),
 					payload: payload,
 					headers: headerList{
 						{Name: []byte("content-type"), Value: []byte("application/octet-stream")},

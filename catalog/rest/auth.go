@@ -13,6 +13,8 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/valyala/fasthttp"
+
+	"github.com/duckicelake/duckicelake/governance"
 )
 
 // Principal is who a request acts for: the subject of its access token and
@@ -24,10 +26,14 @@ type Principal struct {
 	Expiry  time.Time
 
 	scopes scopeSet
+	// gov are the same scopes as governance reads them: the remote
+	// signer's admission (governance.AdmitS3) judges by them.
+	gov governance.Scopes
 }
 
 // devPrincipal is the caller in dev mode when no token is sent.
-var devPrincipal = &Principal{Subject: "dev", Scopes: []string{"*"}, scopes: scopeSet{{anyNS: true, cap: capAll}}}
+var devPrincipal = &Principal{Subject: "dev", Scopes: []string{"*"}, scopes: scopeSet{{anyNS: true, cap: capAll}},
+	gov: governance.AllScopes}
 
 // CanRead reports whether p may read namespace ns.
 func (p *Principal) CanRead(ns string) bool { return p.scopes.allows(ns, capRead) }
@@ -101,7 +107,11 @@ func (s *Server) verifyToken(tok []byte) (*Principal, error) {
 	if err != nil {
 		return nil, notAuthorized("invalid access token: %v", err)
 	}
-	p := &Principal{Subject: c.Subject, Roles: c.Roles, Scopes: c.Scopes, Expiry: c.ExpiresAt.Time, scopes: scopes}
+	gov, err := governance.ParseScopes(c.Scopes)
+	if err != nil {
+		return nil, notAuthorized("invalid access token: %v", err)
+	}
+	p := &Principal{Subject: c.Subject, Roles: c.Roles, Scopes: c.Scopes, Expiry: c.ExpiresAt.Time, scopes: scopes, gov: gov}
 	s.tokens.put(tok, p)
 	return p, nil
 }

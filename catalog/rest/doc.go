@@ -28,10 +28,11 @@
 // carries no credential but the sign endpoint instead (s3.signer.uri,
 // s3.signer.endpoint, s3.remote-signing-enabled; for PyIceberg s3.signer and
 // its fsspec FileIO). POST …/tables/{table}/sign and the legacy
-// POST /v1/aws/s3/sign authorise each S3 request as the gateway would — the
-// table's prefix, the token's r/w scope, the gateway.Authorizer — and sign
-// it for the gateway with a short-lived credential minted for the table, or
-// with SignerConfig.Direct for the upstream with its root key.
+// POST /v1/aws/s3/sign admit each S3 request with the gateway's own
+// pipeline (governance.AdmitS3: the table's prefix at the token's r/w
+// scope, then the Authorizer) and sign it for the gateway with a
+// short-lived credential minted for the table, or with SignerConfig.Direct
+// for the upstream with its root key.
 //
 // A table or view is registered (POST …/register, …/register-view) from a
 // metadata file inside its namespace's location, read with the catalog's

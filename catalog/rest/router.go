@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/duckicelake/duckicelake/internal/pct"
 )
 
 const contentTypeJSON = "application/json"
@@ -241,39 +243,14 @@ func unescape(b []byte) (string, error) {
 	if bytes.IndexByte(b, '%') < 0 {
 		return string(b), nil
 	}
-	out := make([]byte, 0, len(b))
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if c != '%' {
-			out = append(out, c)
-			continue
-		}
-		if i+2 >= len(b) {
-			return "", errMalformedEscape
-		}
-		h, l := unhex(b[i+1]), unhex(b[i+2])
-		if h < 0 || l < 0 {
-			return "", errMalformedEscape
-		}
-		out = append(out, byte(h<<4|l))
-		i += 2
+	out, ok := pct.AppendDecode(make([]byte, 0, len(b)), b, false)
+	if !ok {
+		return "", errMalformedEscape
 	}
 	return string(out), nil
 }
 
 var errMalformedEscape = badRequest("malformed percent-encoding in the path")
-
-func unhex(c byte) int {
-	switch {
-	case '0' <= c && c <= '9':
-		return int(c - '0')
-	case 'a' <= c && c <= 'f':
-		return int(c - 'a' + 10)
-	case 'A' <= c && c <= 'F':
-		return int(c - 'A' + 10)
-	}
-	return -1
-}
 
 // decodeNamespace decodes the namespace path parameter. DuckLake schemas
 // have one level, so a multi-level namespace is refused with an explanation.

@@ -14,7 +14,7 @@ import (
 
 	"github.com/duckicelake/duckicelake/catalog/commit"
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
-	"github.com/duckicelake/duckicelake/gateway"
+	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/internal/creds"
 )
 
@@ -64,9 +64,10 @@ type Deps struct {
 	// at the locations the catalog reports.
 	Objects commit.ObjectReader
 	// Authorizer decides, after the table scope, whether a remotely signed
-	// S3 request may be signed, as the gateway's does per request; nil is
-	// gateway.ScopeOnly.
-	Authorizer gateway.Authorizer
+	// S3 request may be signed: the same instance the gateway asks per
+	// request (serve hands both the one it builds); nil is
+	// governance.ScopeOnly.
+	Authorizer governance.Authorizer
 	// Logger receives errors; nil discards them.
 	Logger *zap.Logger
 	// Now is the clock; nil is time.Now.

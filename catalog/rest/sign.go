@@ -18,18 +18,19 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
-	"github.com/duckicelake/duckicelake/gateway"
+	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/internal/creds"
+	"github.com/duckicelake/duckicelake/internal/s3proto"
 	"github.com/duckicelake/duckicelake/sigv4"
 )
 
 // Remote signing: an Iceberg client with no S3 credentials at all sends each
 // S3 request it is about to make ({method, uri, headers, body?}) to
 // POST …/tables/{table}/sign (or the legacy POST /v1/aws/s3/sign) and gets
-// back the headers that authenticate it. The catalog authorises the request
-// first, exactly as the gateway authorises an S3 request (gateway.Classifier,
-// gateway.CheckScope over the table's prefix, the gateway.Authorizer), and
-// only then signs it:
+// back the headers that authenticate it. The catalog admits the request
+// first, exactly as the gateway admits an S3 request (s3proto.Classifier,
+// then governance.AdmitS3: the grants of a credential for the table's
+// prefix, then the Authorizer), and only then signs it:
 //
 //   - by default for the gateway, with a short-lived credential minted for
 //     the table (so the gateway verifies and authorises the request once
@@ -91,14 +92,14 @@ type remoteSigner struct {
 	endpoint   string // scheme://authority: the advertised s3.endpoint
 	region     string
 	hosts      []string // host names a request URI may name (lower-case, no port)
-	classifier gateway.Classifier
+	classifier s3proto.Classifier
 	catalogURL string
 
 	root    *sigv4.Signer  // direct
 	keyring *creds.Keyring // for the gateway
 	catalog string         // Claims.Catalog of minted credentials
 	ttl     time.Duration
-	authz   gateway.Authorizer
+	authz   governance.Authorizer
 	log     *zap.Logger
 
 	mu    sync.Mutex
@@ -120,7 +121,7 @@ type signerCred struct {
 
 // newRemoteSigner returns the signer cfg and deps allow, or nil when remote
 // signing is not possible (no keyring or gateway URL, and not Direct).
-func newRemoteSigner(cfg *Config, keyring *creds.Keyring, authz gateway.Authorizer, log *zap.Logger) (*remoteSigner, error) {
+func newRemoteSigner(cfg *Config, keyring *creds.Keyring, authz governance.Authorizer, log *zap.Logger) (*remoteSigner, error) {
 	sc := &cfg.Signer
 	rs := &remoteSigner{
 		direct:     sc.Direct,
@@ -136,7 +137,7 @@ func newRemoteSigner(cfg *Config, keyring *creds.Keyring, authz gateway.Authoriz
 		rs.ttl = DefaultSignerCredentialTTL
 	}
 	if rs.authz == nil {
-		rs.authz = gateway.ScopeOnly{}
+		rs.authz = governance.ScopeOnly{}
 	}
 	if rs.catalogURL != "" {
 		// A path is fine: the catalog may sit behind a proxy under one.
@@ -319,12 +320,10 @@ func parseS3URI(raw string) (s3URI, error) {
 	return u, nil
 }
 
-// signHeaders are a sign request's headers by lower-case name; they answer
-// the classifier's x-amz-copy-source lookup.
-type signHeaders map[string][]string
-
-func newSignHeaders(in map[string][]string) (signHeaders, error) {
-	h := make(signHeaders, len(in))
+// newSignHeaders are a sign request's headers by lower-case name; they
+// answer the classifier's x-amz-copy-source lookup.
+func newSignHeaders(in map[string][]string) (s3proto.Headers, error) {
+	h := make(s3proto.Headers, len(in))
 	for name, values := range in {
 		if !validHeaderName(name) {
 			return nil, badRequest("malformed sign request: header name %q", name)
@@ -351,14 +350,6 @@ func validHeaderName(name string) bool {
 		}
 	}
 	return true
-}
-
-// AppendValues implements sigv4.HeaderReader.
-func (h signHeaders) AppendValues(dst [][]byte, name []byte) [][]byte {
-	for _, v := range h[string(name)] {
-		dst = append(dst, []byte(v))
-	}
-	return dst
 }
 
 // signedClientHeader reports whether a client header (lower-case) is signed:
@@ -393,21 +384,8 @@ func tableLocation(path string) (bucket, prefix string, ok bool) {
 	return bucket, prefix, ok
 }
 
-// access is what p may do with the keys of namespace ns: read and list with
-// r, write with w.
-func access(p *Principal, ns string) creds.Access {
-	var a creds.Access
-	if p.CanRead(ns) {
-		a |= creds.Read | creds.List
-	}
-	if p.CanWrite(ns) {
-		a |= creds.Write
-	}
-	return a
-}
-
 // resolver finds the table a classified request must stay inside.
-type resolver func(req *gateway.Request, deleteKeys [][]byte) (tableScope, error)
+type resolver func(req *s3proto.Request, deleteKeys [][]byte) (tableScope, error)
 
 // sign authorises in for p and signs it.
 func (rs *remoteSigner) sign(ctx context.Context, p *Principal, in *signInput, resolve resolver, now time.Time) (*signOutput, error) {
@@ -425,7 +403,7 @@ func (rs *remoteSigner) sign(ctx context.Context, p *Principal, in *signInput, r
 	if err != nil {
 		return nil, err
 	}
-	var req gateway.Request
+	var req s3proto.Request
 	if err := rs.classifier.Classify(&req, []byte(in.Method), []byte(u.authority), u.path, u.query, hdr); err != nil {
 		return nil, s3Refusal(err)
 	}
@@ -433,8 +411,8 @@ func (rs *remoteSigner) sign(ctx context.Context, p *Principal, in *signInput, r
 	var keys [][]byte
 	if in.Body != nil {
 		body = []byte(*in.Body)
-		if req.Op == gateway.OpDeleteObjects {
-			if keys, _, err = gateway.ParseDeleteObjects(body, nil); err != nil {
+		if req.Op == s3proto.OpDeleteObjects {
+			if keys, _, err = s3proto.ParseDeleteObjects(body, nil); err != nil {
 				return nil, s3Refusal(err)
 			}
 		}
@@ -443,7 +421,7 @@ func (rs *remoteSigner) sign(ctx context.Context, p *Principal, in *signInput, r
 	if err != nil {
 		return nil, err
 	}
-	a := access(p, sc.ns)
+	a := p.gov.ObjectAccess(sc.ns)
 	if err := rs.authorize(ctx, p, &sc, a, &req, keys, in.Body != nil); err != nil {
 		return nil, err
 	}
@@ -463,7 +441,7 @@ func (rs *remoteSigner) sign(ctx context.Context, p *Principal, in *signInput, r
 			path = append(path, '/')
 		}
 	}
-	query := dropAmzParams(u.query)
+	query := s3proto.AppendForwardQuery(nil, u.query)
 
 	signer, token, err := rs.signerFor(p, &sc, a, now)
 	if err != nil {
@@ -518,7 +496,7 @@ func (rs *remoteSigner) sign(ctx context.Context, p *Principal, in *signInput, r
 // s3Refusal turns a classifier or DeleteObjects parser error into the
 // ErrorModel: its status (400 or 403) and S3's words.
 func s3Refusal(err error) error {
-	var se *gateway.S3Error
+	var se *s3proto.Error
 	if errors.As(err, &se) && se.Status == fasthttp.StatusForbidden {
 		return forbidden("%s: %s", se.Code, se.Message)
 	}
@@ -528,20 +506,21 @@ func s3Refusal(err error) error {
 	return badRequest("the S3 request is refused: %v", err)
 }
 
-// authorize applies the gateway's checks with a credential for the table:
-// every key the request touches inside the table's prefix with the access
-// its op needs, then the Authorizer. Any failure denies.
-func (rs *remoteSigner) authorize(ctx context.Context, p *Principal, sc *tableScope, a creds.Access, req *gateway.Request, keys [][]byte, hasBody bool) error {
+// authorize admits the request as the gateway would admit it made with a
+// credential for the table (governance.AdmitS3): every key it touches
+// inside the table's prefix with the access its op needs, then the
+// Authorizer. Any failure denies.
+func (rs *remoteSigner) authorize(ctx context.Context, p *Principal, sc *tableScope, a creds.Access, req *s3proto.Request, keys [][]byte, hasBody bool) error {
 	outside := func(reason string) error {
 		return forbidden("signing refused for table %s.%s: %s", sc.ns, sc.table, reason)
 	}
 	if a == 0 {
 		return outside("no access to the namespace")
 	}
-	if req.Op == gateway.OpListBuckets {
+	if req.Op == s3proto.OpListBuckets {
 		return outside("ListBuckets names no object of the table")
 	}
-	if req.Op == gateway.OpDeleteObjects && !hasBody {
+	if req.Op == s3proto.OpDeleteObjects && !hasBody {
 		// PyIceberg (s3fs) sends no body. Signed for the gateway the request
 		// is still safe: the gateway checks every key of the body against the
 		// table-scoped credential and runs its Authorizer on each. Signed
@@ -561,22 +540,22 @@ func (rs *remoteSigner) authorize(ctx context.Context, p *Principal, sc *tableSc
 		Principal: p.Subject, Actor: creds.ActorHuman, Channel: creds.ChannelREST, Catalog: rs.catalog,
 		Grants: []creds.Grant{{Bucket: sc.bucket, Prefix: sc.prefix, Access: a}},
 	}
-	if e := gateway.CheckScope(&claims, req, keys); e != nil {
-		reason := e.Message
-		if req.Op.Access()&creds.Write != 0 && a&creds.Write == 0 {
-			reason = "the token may only read the namespace"
-		}
-		return outside(reason)
-	}
-	principal := gateway.Principal{ID: p.Subject, Actor: creds.ActorHuman, Channel: creds.ChannelREST, Roles: p.Roles}
-	d, err := gateway.AuthorizeRequest(ctx, rs.authz, &principal, req, keys)
+	gp := governance.Principal{ID: p.Subject, Actor: governance.ActorHuman, Channel: governance.ChannelREST,
+		Catalog: rs.catalog, Scopes: p.gov}
+	d, err := governance.AdmitS3(ctx, rs.authz, &gp, &claims, req, keys, nil)
 	if err != nil {
 		rs.log.Warn("remote signing: authorizer failed; denied", zap.String("principal", p.Subject),
 			zap.String("op", req.Op.String()), zap.Error(err))
-		return outside("authorisation failed")
+		return outside(d.Reason)
 	}
 	if !d.Allow {
-		return outside(d.Reason)
+		reason := d.Reason
+		if req.Op.Access()&creds.Write != 0 && a&creds.Write == 0 {
+			// Only the grant check can have refused: it needs write on a
+			// key before the Authorizer is asked.
+			reason = "the token may only read the namespace"
+		}
+		return outside(reason)
 	}
 	return nil
 }
@@ -586,13 +565,13 @@ func (rs *remoteSigner) authorize(ctx context.Context, p *Principal, sc *tableSc
 // came along, else UNSIGNED-PAYLOAD. clientHash reports that the client
 // sent it. A DeleteObjects signed directly for the upstream is bound to the
 // body whose keys were checked.
-func (rs *remoteSigner) payloadHash(req *gateway.Request, hdr signHeaders, body []byte, hasBody bool) (payload string, clientHash bool, err error) {
+func (rs *remoteSigner) payloadHash(req *s3proto.Request, hdr s3proto.Headers, body []byte, hasBody bool) (payload string, clientHash bool, err error) {
 	var bodyHash string
 	if hasBody {
 		sum := sha256.Sum256(body)
 		bodyHash = hex.EncodeToString(sum[:])
 	}
-	bindBody := rs.direct && req.Op == gateway.OpDeleteObjects
+	bindBody := rs.direct && req.Op == s3proto.OpDeleteObjects
 	vals := hdr["x-amz-content-sha256"]
 	switch {
 	case len(vals) > 1:
@@ -625,33 +604,6 @@ func isHexSHA256(s string) bool {
 	}
 	_, err := hex.DecodeString(s)
 	return err == nil
-}
-
-// dropAmzParams returns the query without presigned-URL parameters
-// (X-Amz-*, in any case or encoding): the signed request authenticates by
-// its headers alone.
-func dropAmzParams(q []byte) []byte {
-	out := make([]byte, 0, len(q))
-	for len(q) > 0 {
-		var p []byte
-		if i := bytes.IndexByte(q, '&'); i >= 0 {
-			p, q = q[:i], q[i+1:]
-		} else {
-			p, q = q, nil
-		}
-		if len(p) == 0 {
-			continue
-		}
-		name, _, _ := bytes.Cut(p, []byte{'='})
-		if dec, err := url.QueryUnescape(string(name)); err == nil && len(dec) >= 6 && strings.EqualFold(dec[:6], "x-amz-") {
-			continue
-		}
-		if len(out) > 0 {
-			out = append(out, '&')
-		}
-		out = append(out, p...)
-	}
-	return out
 }
 
 // signerFor returns the signer for a request in sc: the upstream's root
@@ -776,7 +728,7 @@ func (s *Server) signTable(r *request) error {
 	if s.signer == nil {
 		return errNoSigner
 	}
-	if access(r.p, r.ns) == 0 {
+	if r.p.gov.ObjectAccess(r.ns) == 0 {
 		return forbidden("no access to namespace %s", r.ns)
 	}
 	var in signInput
@@ -790,7 +742,7 @@ func (s *Server) signTable(r *request) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.signer.sign(r.ctx, r.p, &in, func(*gateway.Request, [][]byte) (tableScope, error) { return sc, nil }, s.now())
+	out, err := s.signer.sign(r.ctx, r.p, &in, func(*s3proto.Request, [][]byte) (tableScope, error) { return sc, nil }, s.now())
 	if err != nil {
 		return err
 	}
@@ -810,12 +762,12 @@ func (s *Server) signLegacy(r *request) error {
 	if err := in.check(); err != nil {
 		return err
 	}
-	resolve := func(req *gateway.Request, keys [][]byte) (tableScope, error) {
+	resolve := func(req *s3proto.Request, keys [][]byte) (tableScope, error) {
 		var key []byte
 		switch {
 		case req.Op.IsList():
 			key = req.ListPrefix
-		case req.Op == gateway.OpDeleteObjects && len(keys) > 0:
+		case req.Op == s3proto.OpDeleteObjects && len(keys) > 0:
 			key = keys[0]
 		case req.Op.IsObject():
 			key = req.Key
@@ -827,7 +779,7 @@ func (s *Server) signLegacy(r *request) error {
 			return tableScope{}, err
 		}
 		sc, ok := idx.find(req.Bucket, key)
-		if !ok || access(r.p, sc.ns) == 0 {
+		if !ok || r.p.gov.ObjectAccess(sc.ns) == 0 {
 			return tableScope{}, forbidden("the object is outside every table this token may use")
 		}
 		return sc, nil

@@ -24,6 +24,7 @@ import (
 	"github.com/duckicelake/duckicelake/catalog/materialize"
 	"github.com/duckicelake/duckicelake/catalog/rest"
 	"github.com/duckicelake/duckicelake/catalog/revoke"
+	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/internal/config"
 	"github.com/duckicelake/duckicelake/internal/creds"
 )
@@ -58,8 +59,9 @@ func (e configError) Unwrap() error { return e.err }
 // openCatalog connects to the catalog database, checks that it holds a
 // DuckLake catalog this build serves with current sidecar tables, and builds
 // the REST catalog, which vends credentials for the gateway at gatewayURL. With a keyring, it opens the Postgres revocation list
-// and makes it the keyring's. Close releases everything.
-func openCatalog(ctx context.Context, cfg *config.Config, gatewayURL string, keyring *creds.Keyring, log *zap.Logger) (_ *catalogService, err error) {
+// and makes it the keyring's. authz is the Authorizer the gateway asks too.
+// Close releases everything.
+func openCatalog(ctx context.Context, cfg *config.Config, gatewayURL string, keyring *creds.Keyring, authz governance.Authorizer, log *zap.Logger) (_ *catalogService, err error) {
 	cc := &cfg.Catalog
 	tokenKey, err := cfg.TokenKey()
 	if err != nil {
@@ -142,6 +144,7 @@ func openCatalog(ctx context.Context, cfg *config.Config, gatewayURL string, key
 		Keyring:      keyring,
 		Purger:       &rest.S3Purger{Client: root},
 		Objects:      commit.S3Reader{Client: root},
+		Authorizer:   authz,
 		Logger:       log,
 	})
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/duckicelake/duckicelake/gateway"
+	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/internal/config"
 	"github.com/duckicelake/duckicelake/internal/creds"
 )
@@ -101,7 +102,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer,
 	// each. They are flushed every second and on shutdown.
 	auditSink := &zapcore.BufferedWriteSyncer{WS: zapcore.AddSync(stdout), Size: 256 << 10, FlushInterval: time.Second}
 	defer auditSink.Stop()
-	audit := zap.New(zapcore.NewCore(serveEncoder(cfg.Log.Format), auditSink, zapcore.InfoLevel))
+	audit := governance.NewZapSink(zap.New(zapcore.NewCore(serveEncoder(cfg.Log.Format), auditSink, zapcore.InfoLevel)))
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -110,8 +111,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer,
 		fmt.Fprintf(stderr, "duckicelake serve: metrics: %v\n", err)
 		return 1
 	}
+	// One Authorizer decides for the gateway and for every catalog route,
+	// remote signing included, so that a principal gets the same answer on
+	// every path.
+	var authz governance.Authorizer = governance.ScopeOnly{}
 	srv, err := gateway.New(gatewayConfig(cfg), gateway.Deps{
-		Logger: logger, Audit: audit, Metrics: metrics, Keyring: keyring, Root: root,
+		Logger: logger, Audit: audit, Metrics: metrics, Authorizer: authz, Keyring: keyring, Root: root,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "duckicelake serve: %v\n", err)
@@ -137,7 +142,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer,
 	var cat *catalogService
 	if cfg.Catalog.DSN != "" {
 		octx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		cat, err = openCatalog(octx, cfg, gatewayURL, keyring, logger)
+		cat, err = openCatalog(octx, cfg, gatewayURL, keyring, authz, logger)
 		cancel()
 		if err != nil {
 			ln.Close()

@@ -915,3 +915,54 @@ func TestAdversarialHTTP(t *testing.T) {
 		notCreated(t, key)
 	})
 }
+
+// TestListPrefixLeadingSlash: a list prefix only filters key names, so one
+// that starts with '/' is listed like any other (issue 14 item 10): through
+// the gateway the answer is the backend's, an empty listing where no key
+// matches. The grant check still reads the prefix literally, so it reveals
+// nothing outside a grant: "/" and "/<granted prefix>" are not inside a
+// grant on "<granted prefix>", and are refused.
+func TestListPrefixLeadingSlash(t *testing.T) {
+	a := newAdv(t, "slash")
+	ctx := context.Background()
+	b := aws.String(a.e.Bucket)
+	lister := a.client(a.e.mint(t, mintOpts{Principal: "adv-slash-lister", Grants: []string{a.e.Bucket + "::l"}, TTL: "1h"}))
+	reader := a.client(a.e.mint(t, mintOpts{Principal: "adv-slash-reader", Grants: []string{a.e.Bucket + ":" + a.Prefix + ":r"}, TTL: "1h"}))
+	keys := func(out *s3.ListObjectsV2Output) []string {
+		var ks []string
+		for _, o := range out.Contents {
+			ks = append(ks, *o.Key)
+		}
+		return ks
+	}
+	for _, prefix := range []string{"/x", "/", "/" + a.Prefix, "/" + a.Exist} {
+		in := &s3.ListObjectsV2Input{Bucket: b, Prefix: aws.String(prefix)}
+		want, err := a.e.backend().ListObjectsV2(ctx, in)
+		if err != nil {
+			t.Fatalf("backend list %q: %v", prefix, err)
+		}
+		got, err := lister.ListObjectsV2(ctx, in)
+		if err != nil {
+			t.Fatalf("list %q through the gateway with a whole-bucket grant: %v", prefix, err)
+		}
+		if !slices.Equal(keys(got), keys(want)) || len(got.CommonPrefixes) != len(want.CommonPrefixes) {
+			t.Errorf("list %q: gateway %q, backend %q", prefix, keys(got), keys(want))
+		}
+		if len(keys(got)) != 0 {
+			t.Errorf("list %q: %q; no key the gateway accepts starts with '/'", prefix, keys(got))
+		}
+		if _, err := lister.ListObjects(ctx, &s3.ListObjectsInput{Bucket: b, Prefix: aws.String(prefix)}); err != nil {
+			t.Errorf("ListObjects v1 %q: %v", prefix, err)
+		}
+
+		// The prefix "/<granted prefix>" is not inside the grant.
+		_, err = reader.ListObjectsV2(ctx, in)
+		if code, status := apiCode(err); code != "AccessDenied" || status != 403 {
+			t.Errorf("list %q with a grant on %s: %v, want AccessDenied", prefix, a.Prefix, err)
+		}
+	}
+	// Keys keep the strict rule.
+	r := a.do(t, a.c, &wireReq{Method: "GET", Target: "/" + a.e.Bucket + "//" + a.Exist}, "")
+	a.expect(t, "GET of a key with a leading '/'", r, s4xx, "InvalidArgument")
+	a.unchanged(t, "leading-slash listings")
+}

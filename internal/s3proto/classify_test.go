@@ -1,4 +1,4 @@
-package gateway
+package s3proto
 
 import (
 	"errors"
@@ -6,17 +6,7 @@ import (
 	"testing"
 )
 
-// testHeaders is a sigv4.HeaderReader over a map of lower-case names.
-type testHeaders map[string][]string
-
-func (h testHeaders) AppendValues(dst [][]byte, name []byte) [][]byte {
-	for _, v := range h[string(name)] {
-		dst = append(dst, []byte(v))
-	}
-	return dst
-}
-
-func copySource(v ...string) testHeaders { return testHeaders{"x-amz-copy-source": v} }
+func copySource(v ...string) Headers { return Headers{"x-amz-copy-source": v} }
 
 var testClassifier = &Classifier{VirtualHostSuffixes: [][]byte{[]byte("s3.localhost"), []byte("s3.example.com")}}
 
@@ -24,7 +14,7 @@ type classifyCase struct {
 	name               string
 	method, host       string
 	path, query        string
-	hdr                testHeaders
+	hdr                Headers
 	op                 Op
 	bucket, key        string
 	srcBucket, srcKey  string
@@ -59,6 +49,12 @@ var classifyCases = []classifyCase{
 	{name: "ListObjectsV2 no prefix", method: "GET", path: "/lake", query: "list-type=2", op: OpListObjectsV2, bucket: "lake"},
 	{name: "ListObjectsV2 empty prefix", method: "GET", path: "/lake", query: "list-type=2&prefix=&delimiter=", op: OpListObjectsV2, bucket: "lake"},
 	{name: "ListObjectsV2 plus is space", method: "GET", path: "/lake", query: "list-type=2&prefix=a+b%2B", op: OpListObjectsV2, bucket: "lake", prefix: "a b+"},
+	// A list prefix only filters names: one leading '/' is listed (issue 14 item 10).
+	{name: "ListObjectsV2 leading slash", method: "GET", path: "/lake", query: "list-type=2&prefix=%2Fx", op: OpListObjectsV2, bucket: "lake", prefix: "/x"},
+	{name: "ListObjectsV2 slash", method: "GET", path: "/lake", query: "list-type=2&prefix=%2F&delimiter=%2F", op: OpListObjectsV2, bucket: "lake", prefix: "/"},
+	{name: "ListObjects v1 leading slash", method: "GET", path: "/lake", query: "prefix=%2Fdata%2F", op: OpListObjects, bucket: "lake", prefix: "/data/"},
+	{name: "ListObjectVersions leading slash", method: "GET", path: "/lake", query: "versions&prefix=%2Fp", op: OpListObjectVersions, bucket: "lake", prefix: "/p"},
+	{name: "ListMultipartUploads leading slash", method: "GET", path: "/lake", query: "uploads&prefix=%2Fp", op: OpListMultipartUploads, bucket: "lake", prefix: "/p"},
 	{name: "ListObjectsV2 x-amz presign", method: "GET", path: "/lake", query: "list-type=2&prefix=d%2F&X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AK%2F20260101%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20260101T000000Z&X-Amz-Expires=60&X-Amz-SignedHeaders=host&X-Amz-Security-Token=tok&X-Amz-Signature=abc", op: OpListObjectsV2, bucket: "lake", prefix: "d/"},
 	{name: "ListObjects v1", method: "GET", path: "/lake", op: OpListObjects, bucket: "lake"},
 	{name: "ListObjects v1 paged", method: "GET", path: "/lake/", query: "prefix=a%2F&marker=a%2Fb&max-keys=10&delimiter=%2F", op: OpListObjects, bucket: "lake", prefix: "a/"},
@@ -201,7 +197,9 @@ var classifyCases = []classifyCase{
 	{name: "hoisted copy source", method: "PUT", path: "/lake/data/b", query: "x-amz-copy-source=lake%2Fsecret", err: "InvalidArgument"},
 	{name: "hoisted copy source mixed case", method: "PUT", path: "/lake/data/b", query: "X-Amz-Copy-Source=lake%2Fsecret", err: "InvalidArgument"},
 	{name: "prefix dotdot", method: "GET", path: "/lake", query: "list-type=2&prefix=data%2F..%2Fsecret%2F", err: "InvalidArgument"},
-	{name: "prefix leading slash", method: "GET", path: "/lake", query: "list-type=2&prefix=%2Fdata", err: "InvalidArgument"},
+	{name: "prefix leading double slash", method: "GET", path: "/lake", query: "list-type=2&prefix=%2F%2Fdata", err: "InvalidArgument"},
+	{name: "prefix leading slash dotdot", method: "GET", path: "/lake", query: "list-type=2&prefix=%2F..%2Fdata", err: "InvalidArgument"},
+	{name: "prefix leading slash dot", method: "GET", path: "/lake", query: "prefix=%2F.%2F", err: "InvalidArgument"},
 	{name: "prefix backslash", method: "GET", path: "/lake", query: "prefix=data%5C", err: "InvalidArgument"},
 	{name: "prefix NUL", method: "GET", path: "/lake", query: "versions&prefix=a%00", err: "InvalidArgument"},
 	{name: "prefix too long", method: "GET", path: "/lake", query: "list-type=2&prefix=" + strings.Repeat("p", 1025), err: "KeyTooLongError"},
@@ -251,11 +249,11 @@ func runClassify(t *testing.T, c *Classifier, r *Request, tc classifyCase) {
 	}
 	hdr := tc.hdr
 	if hdr == nil {
-		hdr = testHeaders{}
+		hdr = Headers{}
 	}
 	err := c.Classify(r, []byte(tc.method), []byte(host), []byte(tc.path), []byte(tc.query), hdr)
 	if tc.err != "" {
-		var e *S3Error
+		var e *Error
 		if !errors.As(err, &e) {
 			t.Fatalf("err = %v, want S3 error %s", err, tc.err)
 		}
@@ -342,13 +340,13 @@ func TestClassifyReuse(t *testing.T) {
 	if string(r.CopySourceBucket) != "src" || string(r.CopySourceKey) != "key" {
 		t.Fatalf("copy source = %q/%q after appending to Key", r.CopySourceBucket, r.CopySourceKey)
 	}
-	if err := testClassifier.Classify(&r, []byte("GET"), nil, []byte("/lake/x"), nil, testHeaders{}); err != nil {
+	if err := testClassifier.Classify(&r, []byte("GET"), nil, []byte("/lake/x"), nil, Headers{}); err != nil {
 		t.Fatal(err)
 	}
 	if r.CopySourceBucket != nil || r.CopySourceKey != nil || r.CopySourceVersion != nil || r.ListPrefix != nil || r.VirtualHosted {
 		t.Fatalf("stale fields after reuse: %+v", r)
 	}
-	if err := testClassifier.Classify(&r, []byte("GET"), nil, []byte("/lake/a%zz"), nil, testHeaders{}); err == nil {
+	if err := testClassifier.Classify(&r, []byte("GET"), nil, []byte("/lake/a%zz"), nil, Headers{}); err == nil {
 		t.Fatal("want error")
 	}
 	if r.Op != OpUnknown || r.Bucket != nil || r.Key != nil {
@@ -375,14 +373,14 @@ func TestAppendPathRoundTrip(t *testing.T) {
 	var r, r2 Request
 	for _, tc := range cases {
 		path := tc.path
-		if err := testClassifier.Classify(&r, []byte("GET"), nil, []byte(path), nil, testHeaders{}); err != nil {
+		if err := testClassifier.Classify(&r, []byte("GET"), nil, []byte(path), nil, Headers{}); err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
 		got := string(r.AppendPath(nil))
 		if got != tc.want {
 			t.Errorf("AppendPath(%s) = %s, want %s", path, got, tc.want)
 		}
-		if err := testClassifier.Classify(&r2, []byte("GET"), nil, []byte(got), nil, testHeaders{}); err != nil {
+		if err := testClassifier.Classify(&r2, []byte("GET"), nil, []byte(got), nil, Headers{}); err != nil {
 			t.Fatalf("reclassify %s: %v", got, err)
 		}
 		if string(r2.Bucket) != string(r.Bucket) || string(r2.Key) != string(r.Key) {
@@ -414,11 +412,11 @@ func TestAppendCopySource(t *testing.T) {
 	}
 }
 
-// Every Op has a distinct name, and the access table is what CheckScope and
+// Every Op has a distinct name, and the access table is what AdmitS3 and
 // the server rely on.
 func TestOpTable(t *testing.T) {
 	seen := map[string]Op{}
-	for o := OpUnknown; o < opEnd; o++ {
+	for o := OpUnknown; o < NumOps; o++ {
 		name := o.String()
 		if prev, dup := seen[name]; dup || name == "" {
 			t.Errorf("op %d name %q (dup of %d)", o, name, prev)
@@ -434,7 +432,7 @@ func TestOpTable(t *testing.T) {
 			t.Errorf("%v: no access and not root-only", o)
 		}
 	}
-	if opEnd.String() != "Unknown" || !opEnd.RootOnly() || opEnd.Access() != 0 || opEnd.IsObject() {
+	if NumOps.String() != "Unknown" || !NumOps.RootOnly() || NumOps.Access() != 0 || NumOps.IsObject() {
 		t.Error("out-of-range Op must behave as Unknown")
 	}
 	for _, o := range []Op{OpUnknown, OpCreateBucket, OpDeleteBucket, OpBucketAdmin} {
@@ -455,7 +453,7 @@ func TestClassifyZeroAlloc(t *testing.T) {
 		{"PUT", "127.0.0.1:9000", "/lake/data/x", "partNumber=1&uploadId=abc&x-id=UploadPart&X-Amz-Security-Token=tok"},
 	}
 	var r Request
-	hdr := testHeaders{}
+	hdr := Headers{}
 	for _, q := range reqs {
 		m, h, p, qs := []byte(q.method), []byte(q.host), []byte(q.path), []byte(q.query)
 		allocs := testing.AllocsPerRun(100, func() {
@@ -473,7 +471,7 @@ func BenchmarkClassifyGet(b *testing.B) {
 	var r Request
 	c := testClassifier
 	m, h, p, q := []byte("GET"), []byte("127.0.0.1:9000"), []byte("/lake/data/analytics/part-0001.parquet"), []byte("x-id=GetObject")
-	hdr := testHeaders{}
+	hdr := Headers{}
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := c.Classify(&r, m, h, p, q, hdr); err != nil {
@@ -486,7 +484,7 @@ func BenchmarkClassifyListV2(b *testing.B) {
 	var r Request
 	c := testClassifier
 	m, h, p, q := []byte("GET"), []byte("lake.s3.localhost:9000"), []byte("/"), []byte("list-type=2&prefix=data%2Fanalytics%2F&delimiter=%2F&encoding-type=url&continuation-token=1%2Fabcdef")
-	hdr := testHeaders{}
+	hdr := Headers{}
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := c.Classify(&r, m, h, p, q, hdr); err != nil {

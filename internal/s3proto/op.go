@@ -1,4 +1,4 @@
-package gateway
+package s3proto
 
 import "github.com/duckicelake/duckicelake/internal/creds"
 
@@ -39,7 +39,9 @@ const (
 	// OpBucketAdmin is any other bucket sub-resource (policy, acl, cors,
 	// lifecycle, versioning, tagging, encryption, …): root only.
 	OpBucketAdmin
-	opEnd
+
+	// NumOps is the number of ops, the length of tables indexed by Op.
+	NumOps
 )
 
 // Access is the scope a credential grant carries: a bitmask of
@@ -47,8 +49,8 @@ const (
 type Access = creds.Access
 
 // opInfo is indexed by Op. An access of 0 on an op that is not root-only
-// means CheckScope decides by bucket alone.
-var opInfo = [opEnd]struct {
+// means governance.AdmitS3 decides by bucket alone.
+var opInfo = [NumOps]struct {
 	name     string
 	access   Access
 	rootOnly bool
@@ -88,7 +90,7 @@ var opInfo = [opEnd]struct {
 // String returns the S3 operation name, e.g. "GetObject"; it is safe as a
 // metrics label.
 func (o Op) String() string {
-	if o >= opEnd {
+	if o >= NumOps {
 		return "Unknown"
 	}
 	return opInfo[o].name
@@ -96,11 +98,11 @@ func (o Op) String() string {
 
 // Access returns the scope the op needs on the keys it names: Read or Write
 // on its object key (and, for DeleteObjects, on every key of the body), List
-// on a list prefix. It is 0 for the ops CheckScope decides by bucket alone
+// on a list prefix. It is 0 for the ops AdmitS3 decides by bucket alone
 // (ListBuckets, HeadBucket, GetBucketLocation) and for root-only ops. The
 // copy source of CopyObject and UploadPartCopy always needs Read besides.
 func (o Op) Access() Access {
-	if o >= opEnd {
+	if o >= NumOps {
 		return 0
 	}
 	return opInfo[o].access
@@ -110,7 +112,7 @@ func (o Op) Access() Access {
 // the op. OpUnknown is root-only: what the gateway cannot classify, it does
 // not let a minted credential do.
 func (o Op) RootOnly() bool {
-	if o >= opEnd {
+	if o >= NumOps {
 		return true
 	}
 	return opInfo[o].rootOnly
@@ -119,7 +121,7 @@ func (o Op) RootOnly() bool {
 // IsObject reports whether the op names a single object key (Request.Key is
 // non-empty after a successful Classify).
 func (o Op) IsObject() bool {
-	if o >= opEnd {
+	if o >= NumOps {
 		return false
 	}
 	return opInfo[o].object

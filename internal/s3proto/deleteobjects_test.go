@@ -1,4 +1,4 @@
-package gateway
+package s3proto
 
 import (
 	"errors"
@@ -104,7 +104,7 @@ func TestParseDeleteObjects(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			keys, quiet, err := ParseDeleteObjects([]byte(tc.body), reuse)
 			if tc.err != "" {
-				var e *S3Error
+				var e *Error
 				if !errors.As(err, &e) || e.Code != tc.err {
 					t.Fatalf("err = %v, want %s", err, tc.err)
 				}

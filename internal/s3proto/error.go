@@ -1,4 +1,4 @@
-package gateway
+package s3proto
 
 import (
 	"errors"
@@ -8,103 +8,104 @@ import (
 	"github.com/duckicelake/duckicelake/sigv4"
 )
 
-// S3Error is an error the gateway answers itself, as S3 XML. Message is
-// shown to the client: it never holds secrets, tokens, signatures or a key
-// name the client was refused.
-type S3Error struct {
+// Error is an S3 error the gateway answers itself, as S3 XML (the remote
+// signer turns it into its own refusal). Message is shown to the client: it
+// never holds secrets, tokens, signatures or a key name the client was
+// refused.
+type Error struct {
 	Code    string // S3 error code, e.g. "AccessDenied"
 	Message string
 	Status  int // HTTP status
 }
 
-func (e *S3Error) Error() string { return e.Code + ": " + e.Message }
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
 
-// Is makes errors.Is(err, &S3Error{Code: c}) match on the code alone.
-func (e *S3Error) Is(target error) bool {
-	t, ok := target.(*S3Error)
+// Is makes errors.Is(err, &Error{Code: c}) match on the code alone.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
 	return ok && t.Code == e.Code && (t.Message == "" || t.Message == e.Message)
 }
 
-func newS3Error(code string, status int, msg string) *S3Error {
-	return &S3Error{Code: code, Message: msg, Status: status}
+func newError(code string, status int, msg string) *Error {
+	return &Error{Code: code, Message: msg, Status: status}
 }
 
 // Constructors for the errors the gateway produces itself. An empty msg
 // gives S3's standard message for the code.
 
 // AccessDenied is the answer to every authorisation failure (403).
-func AccessDenied(msg string) *S3Error {
-	return newS3Error("AccessDenied", http.StatusForbidden, or(msg, "Access Denied"))
+func AccessDenied(msg string) *Error {
+	return newError("AccessDenied", http.StatusForbidden, or(msg, "Access Denied"))
 }
 
 // InvalidURI answers a path or query that does not decode (400).
-func InvalidURI(msg string) *S3Error {
-	return newS3Error("InvalidURI", http.StatusBadRequest, or(msg, "Couldn't parse the specified URI."))
+func InvalidURI(msg string) *Error {
+	return newError("InvalidURI", http.StatusBadRequest, or(msg, "Couldn't parse the specified URI."))
 }
 
 // InvalidArgument answers a parameter or key the gateway refuses (400).
-func InvalidArgument(msg string) *S3Error {
-	return newS3Error("InvalidArgument", http.StatusBadRequest, or(msg, "Invalid Argument"))
+func InvalidArgument(msg string) *Error {
+	return newError("InvalidArgument", http.StatusBadRequest, or(msg, "Invalid Argument"))
 }
 
 // InvalidRequest answers a request whose parts contradict each other (400).
-func InvalidRequest(msg string) *S3Error {
-	return newS3Error("InvalidRequest", http.StatusBadRequest, or(msg, "Invalid Request"))
+func InvalidRequest(msg string) *Error {
+	return newError("InvalidRequest", http.StatusBadRequest, or(msg, "Invalid Request"))
 }
 
 // InvalidBucketName answers a bucket name S3 would not accept (400).
-func InvalidBucketName(msg string) *S3Error {
-	return newS3Error("InvalidBucketName", http.StatusBadRequest, or(msg, "The specified bucket is not valid."))
+func InvalidBucketName(msg string) *Error {
+	return newError("InvalidBucketName", http.StatusBadRequest, or(msg, "The specified bucket is not valid."))
 }
 
 // KeyTooLong answers an object key longer than 1024 bytes (400).
-func KeyTooLong() *S3Error {
-	return newS3Error("KeyTooLongError", http.StatusBadRequest, "Your key is too long")
+func KeyTooLong() *Error {
+	return newError("KeyTooLongError", http.StatusBadRequest, "Your key is too long")
 }
 
 // MalformedXML answers a request body that is not the XML S3 specifies (400).
-func MalformedXML(msg string) *S3Error {
-	return newS3Error("MalformedXML", http.StatusBadRequest,
+func MalformedXML(msg string) *Error {
+	return newError("MalformedXML", http.StatusBadRequest,
 		or(msg, "The XML you provided was not well-formed or did not validate against our published schema"))
 }
 
 // MaxMessageLengthExceeded answers a request body over the gateway's cap (400).
-func MaxMessageLengthExceeded() *S3Error {
-	return newS3Error("MaxMessageLengthExceeded", http.StatusBadRequest, "Your request was too big.")
+func MaxMessageLengthExceeded() *Error {
+	return newError("MaxMessageLengthExceeded", http.StatusBadRequest, "Your request was too big.")
 }
 
 // MethodNotAllowed answers a method the resource does not support (405).
-func MethodNotAllowed(msg string) *S3Error {
-	return newS3Error("MethodNotAllowed", http.StatusMethodNotAllowed,
+func MethodNotAllowed(msg string) *Error {
+	return newError("MethodNotAllowed", http.StatusMethodNotAllowed,
 		or(msg, "The specified method is not allowed against this resource."))
 }
 
 // NotImplemented answers an operation the gateway does not support (501).
-func NotImplemented(msg string) *S3Error {
-	return newS3Error("NotImplemented", http.StatusNotImplemented,
+func NotImplemented(msg string) *Error {
+	return newError("NotImplemented", http.StatusNotImplemented,
 		or(msg, "A header you provided implies functionality that is not implemented"))
 }
 
 // RequestTimeout answers a client that stopped sending its body (400).
-func RequestTimeout() *S3Error {
-	return newS3Error("RequestTimeout", http.StatusBadRequest,
+func RequestTimeout() *Error {
+	return newError("RequestTimeout", http.StatusBadRequest,
 		"Your socket connection to the server was not read from or written to within the timeout period.")
 }
 
 // InternalError answers a gateway fault; msg must not expose internals (500).
-func InternalError(msg string) *S3Error {
-	return newS3Error("InternalError", http.StatusInternalServerError,
+func InternalError(msg string) *Error {
+	return newError("InternalError", http.StatusInternalServerError,
 		or(msg, "We encountered an internal error. Please try again."))
 }
 
 // SlowDown answers a client over its rate or connection limit (503).
-func SlowDown() *S3Error {
-	return newS3Error("SlowDown", http.StatusServiceUnavailable, "Please reduce your request rate.")
+func SlowDown() *Error {
+	return newError("SlowDown", http.StatusServiceUnavailable, "Please reduce your request rate.")
 }
 
 // ServiceUnavailable answers when the upstream cannot be reached (503).
-func ServiceUnavailable(msg string) *S3Error {
-	return newS3Error("ServiceUnavailable", http.StatusServiceUnavailable,
+func ServiceUnavailable(msg string) *Error {
+	return newError("ServiceUnavailable", http.StatusServiceUnavailable,
 		or(msg, "The service is unavailable. Please retry."))
 }
 
@@ -116,15 +117,15 @@ func or(s, def string) string {
 }
 
 // FromSigV4 maps a verification error to the S3 error to answer with. An
-// *S3Error anywhere in err's chain is returned as is; a *sigv4.Error keeps
+// *Error anywhere in err's chain is returned as is; a *sigv4.Error keeps
 // its code, status and message; any other error becomes AccessDenied with
 // the standard message, so verification fails closed and internal error
 // text never reaches the client.
-func FromSigV4(err error) *S3Error {
+func FromSigV4(err error) *Error {
 	if err == nil {
 		return nil
 	}
-	var s3e *S3Error
+	var s3e *Error
 	if errors.As(err, &s3e) {
 		return s3e
 	}
@@ -133,7 +134,7 @@ func FromSigV4(err error) *S3Error {
 		return AccessDenied("")
 	}
 	code := sigv4.CodeOf(err)
-	return &S3Error{Code: code.String(), Message: ve.Message, Status: code.HTTPStatus()}
+	return &Error{Code: code.String(), Message: ve.Message, Status: code.HTTPStatus()}
 }
 
 const xmlHeader = `<?xml version="1.0" encoding="UTF-8"?>` + "\n"
@@ -144,7 +145,7 @@ const xmlHeader = `<?xml version="1.0" encoding="UTF-8"?>` + "\n"
 //	<Error><Code>…</Code><Message>…</Message><Resource>…</Resource><RequestId>…</RequestId></Error>
 //
 // Every value is XML-escaped; an empty resource is left out.
-func AppendXML(dst []byte, e *S3Error, resource, requestID []byte) []byte {
+func AppendXML(dst []byte, e *Error, resource, requestID []byte) []byte {
 	dst = append(dst, xmlHeader...)
 	dst = append(dst, "<Error><Code>"...)
 	dst = appendEscaped(dst, e.Code)

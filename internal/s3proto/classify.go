@@ -1,9 +1,10 @@
-package gateway
+package s3proto
 
 import (
 	"bytes"
 	"unicode/utf8"
 
+	"github.com/duckicelake/duckicelake/internal/pct"
 	"github.com/duckicelake/duckicelake/sigv4"
 )
 
@@ -58,7 +59,7 @@ func (r *Request) AppendPath(dst []byte) []byte {
 		return dst
 	}
 	dst = append(dst, '/')
-	return appendURIEncoded(dst, r.Key, true)
+	return pct.AppendEncode(dst, r.Key, true)
 }
 
 // AppendCopySource appends the canonical x-amz-copy-source value for the
@@ -70,10 +71,10 @@ func (r *Request) AppendCopySource(dst []byte) []byte {
 	}
 	dst = append(dst, r.CopySourceBucket...)
 	dst = append(dst, '/')
-	dst = appendURIEncoded(dst, r.CopySourceKey, true)
+	dst = pct.AppendEncode(dst, r.CopySourceKey, true)
 	if len(r.CopySourceVersion) > 0 {
 		dst = append(dst, "?versionId="...)
-		dst = appendURIEncoded(dst, r.CopySourceVersion, false)
+		dst = pct.AppendEncode(dst, r.CopySourceVersion, false)
 	}
 	return dst
 }
@@ -135,7 +136,7 @@ const (
 // Keys are percent-decoded exactly once ('+' is a literal plus in the path;
 // in the query it is a space, as form decoding and every Go S3 server read
 // it). Keys the gateway refuses for any backend are errors; see
-// checkKeyPath. Errors are *S3Error; on error dst.Op is OpUnknown.
+// checkKeyPath. Errors are *Error; on error dst.Op is OpUnknown.
 func (c *Classifier) Classify(dst *Request, method, host, rawPath, rawQuery []byte, hdr sigv4.HeaderReader) error {
 	dst.Reset()
 	var bucket, key, prefix, srcBucket, srcKey, srcVersion span
@@ -182,7 +183,7 @@ func (c *Classifier) Classify(dst *Request, method, host, rawPath, rawQuery []by
 		}
 		start := len(dst.buf)
 		var ok bool
-		if dst.buf, ok = appendUnescape(dst.buf, rawBucket, false); !ok {
+		if dst.buf, ok = pct.AppendDecode(dst.buf, rawBucket, false); !ok {
 			return InvalidURI("")
 		}
 		bucket = span{start, len(dst.buf)}
@@ -195,7 +196,7 @@ func (c *Classifier) Classify(dst *Request, method, host, rawPath, rawQuery []by
 	if len(rawKey) > 0 {
 		start := len(dst.buf)
 		var ok bool
-		if dst.buf, ok = appendUnescape(dst.buf, rawKey, false); !ok {
+		if dst.buf, ok = pct.AppendDecode(dst.buf, rawKey, false); !ok {
 			return InvalidURI("")
 		}
 		key = span{start, len(dst.buf)}
@@ -221,7 +222,7 @@ func (c *Classifier) Classify(dst *Request, method, host, rawPath, rawQuery []by
 			rawName, rawValue = param[:i], param[i+1:]
 		}
 		var nameBuf [48]byte
-		name, ok := appendUnescape(nameBuf[:0], rawName, true)
+		name, ok := pct.AppendDecode(nameBuf[:0], rawName, true)
 		if !ok {
 			return InvalidURI("")
 		}
@@ -255,12 +256,12 @@ func (c *Classifier) Classify(dst *Request, method, host, rawPath, rawQuery []by
 			}
 		case parPrefix:
 			start := len(dst.buf)
-			if dst.buf, ok = appendUnescape(dst.buf, rawValue, true); !ok {
+			if dst.buf, ok = pct.AppendDecode(dst.buf, rawValue, true); !ok {
 				return InvalidURI("")
 			}
 			prefix = span{start, len(dst.buf)}
 		default:
-			if !validEscapes(rawValue) {
+			if !pct.Valid(rawValue) {
 				return InvalidURI("")
 			}
 		}
@@ -527,17 +528,26 @@ func isAlnum(ch byte) bool {
 
 // checkKey refuses what no object key should be: over 1024 bytes, invalid
 // UTF-8, NUL, and the path shapes checkKeyPath refuses.
-func checkKey(key []byte) *S3Error {
+func checkKey(key []byte) *Error {
 	if len(key) > MaxKeyLength {
 		return KeyTooLong()
 	}
 	return checkKeyPath(key)
 }
 
-// checkPrefix applies checkKey's rules to a list prefix, which may be empty.
-func checkPrefix(prefix []byte) *S3Error {
+// checkPrefix applies checkKey's rules to a list prefix, which may be empty
+// and may start with one '/'. A prefix only filters key names: "/x" lists
+// the keys that start with "/x", of which there are none the gateway let in,
+// so the backend answers an empty listing as S3 does. What stays refused is
+// what a backend that maps keys to files could read as a path elsewhere
+// ("." and ".." segments, backslashes, "//"). The grant check compares the
+// prefix as it is: "/data/" is not inside grant "data/".
+func checkPrefix(prefix []byte) *Error {
 	if len(prefix) > MaxKeyLength {
 		return KeyTooLong()
+	}
+	if len(prefix) > 0 && prefix[0] == '/' {
+		prefix = prefix[1:]
 	}
 	return checkKeyPath(prefix)
 }
@@ -555,7 +565,7 @@ const errRefusedSegment = "object key contains a path segment the gateway refuse
 // or serve a file outside the prefix the scope check approved; a backslash
 // is a separator on Windows backends. The gateway cannot know its backend,
 // so it refuses these keys everywhere (MinIO refuses the same set).
-func checkKeyPath(key []byte) *S3Error {
+func checkKeyPath(key []byte) *Error {
 	if !utf8.Valid(key) {
 		return InvalidArgument("object key is not valid UTF-8")
 	}
@@ -602,7 +612,7 @@ func parseCopySource(buf *[]byte, v []byte) (bucket, key, version span, err erro
 			return span{}, span{}, span{}, InvalidArgument("x-amz-copy-source accepts only a versionId parameter")
 		}
 		start := len(*buf)
-		if *buf, ok = appendUnescape(*buf, value, true); !ok {
+		if *buf, ok = pct.AppendDecode(*buf, value, true); !ok {
 			return span{}, span{}, span{}, InvalidArgument("x-amz-copy-source is not valid percent-encoding")
 		}
 		version = span{start, len(*buf)}
@@ -612,7 +622,7 @@ func parseCopySource(buf *[]byte, v []byte) (bucket, key, version span, err erro
 	}
 	start := len(*buf)
 	var ok bool
-	if *buf, ok = appendUnescape(*buf, v, false); !ok {
+	if *buf, ok = pct.AppendDecode(*buf, v, false); !ok {
 		return span{}, span{}, span{}, InvalidArgument("x-amz-copy-source is not valid percent-encoding")
 	}
 	src := (*buf)[start:]
@@ -633,79 +643,6 @@ func parseCopySource(buf *[]byte, v []byte) (bucket, key, version span, err erro
 		return span{}, span{}, span{}, e
 	}
 	return bucket, key, version, nil
-}
-
-// appendUnescape percent-decodes src onto dst exactly once. plusSpace
-// decodes '+' as a space (query strings); in paths it is a literal plus.
-// ok is false on a '%' not followed by two hex digits.
-func appendUnescape(dst, src []byte, plusSpace bool) ([]byte, bool) {
-	for i := 0; i < len(src); i++ {
-		ch := src[i]
-		switch {
-		case ch == '%':
-			if i+2 >= len(src) {
-				return dst, false
-			}
-			hi, ok1 := unhex(src[i+1])
-			lo, ok2 := unhex(src[i+2])
-			if !ok1 || !ok2 {
-				return dst, false
-			}
-			dst = append(dst, hi<<4|lo)
-			i += 2
-		case ch == '+' && plusSpace:
-			dst = append(dst, ' ')
-		default:
-			dst = append(dst, ch)
-		}
-	}
-	return dst, true
-}
-
-// validEscapes reports whether every '%' in s starts a valid escape.
-func validEscapes(s []byte) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] != '%' {
-			continue
-		}
-		if i+2 >= len(s) {
-			return false
-		}
-		if _, ok := unhex(s[i+1]); !ok {
-			return false
-		}
-		if _, ok := unhex(s[i+2]); !ok {
-			return false
-		}
-		i += 2
-	}
-	return true
-}
-
-func unhex(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	case 'A' <= c && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
-}
-
-// appendURIEncoded percent-encodes s as SigV4 and S3 expect: unreserved
-// bytes (A-Z a-z 0-9 - . _ ~) as is, '/' as is when keepSlash, all else %XX.
-func appendURIEncoded(dst, s []byte, keepSlash bool) []byte {
-	const hexDigits = "0123456789ABCDEF"
-	for _, ch := range s {
-		if isAlnum(ch) || ch == '-' || ch == '.' || ch == '_' || ch == '~' || ch == '/' && keepSlash {
-			dst = append(dst, ch)
-			continue
-		}
-		dst = append(dst, '%', hexDigits[ch>>4], hexDigits[ch&15])
-	}
-	return dst
 }
 
 func hasPrefixFold(s []byte, prefix string) bool {

@@ -1,4 +1,4 @@
-package gateway
+package s3proto
 
 import (
 	"bytes"
@@ -35,10 +35,10 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-func TestS3ErrorXMLGolden(t *testing.T) {
+func TestErrorXMLGolden(t *testing.T) {
 	cases := []struct {
 		file      string
-		err       *S3Error
+		err       *Error
 		resource  string
 		requestID string
 	}{
@@ -83,14 +83,14 @@ func TestAppendXMLAppends(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() {
 		got = AppendXML(got[:0], AccessDenied("x"), []byte("/lake/k"), []byte("r"))
-	}); n > 1 { // the *S3Error itself
+	}); n > 1 { // the *Error itself
 		t.Errorf("AppendXML allocates %v times", n)
 	}
 }
 
-func TestS3ErrorConstructors(t *testing.T) {
+func TestErrorConstructors(t *testing.T) {
 	cases := []struct {
-		err    *S3Error
+		err    *Error
 		code   string
 		status int
 	}{
@@ -118,7 +118,7 @@ func TestS3ErrorConstructors(t *testing.T) {
 		t.Errorf("message %q", got)
 	}
 	wrapped := fmt.Errorf("scope: %w", AccessDenied("why"))
-	if !errors.Is(wrapped, &S3Error{Code: "AccessDenied"}) || errors.Is(wrapped, &S3Error{Code: "InvalidURI"}) {
+	if !errors.Is(wrapped, &Error{Code: "AccessDenied"}) || errors.Is(wrapped, &Error{Code: "InvalidURI"}) {
 		t.Error("errors.Is must match on the code")
 	}
 	if got := InvalidURI("").Error(); got != "InvalidURI: Couldn't parse the specified URI." {
@@ -142,7 +142,7 @@ func TestFromSigV4(t *testing.T) {
 		{fmt.Errorf("verify: %w", &sigv4.Error{Code: sigv4.ErrInvalidToken, Message: "m6"}), "InvalidToken", 400, "m6"},
 		// Foreign errors fail closed and hide their text.
 		{errors.New("pq: connection refused at 10.0.0.3"), "AccessDenied", 403, "Access Denied"},
-		// An S3Error passes through.
+		// An Error passes through.
 		{fmt.Errorf("x: %w", KeyTooLong()), "KeyTooLongError", 400, "Your key is too long"},
 	}
 	for _, tc := range cases {

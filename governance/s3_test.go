@@ -1,4 +1,4 @@
-package gateway
+package governance
 
 import (
 	"context"
@@ -7,7 +7,23 @@ import (
 	"testing"
 
 	"github.com/duckicelake/duckicelake/internal/creds"
+	"github.com/duckicelake/duckicelake/internal/s3proto"
 )
+
+func copySource(v ...string) s3proto.Headers { return s3proto.Headers{"x-amz-copy-source": v} }
+
+var testClassifier = &s3proto.Classifier{VirtualHostSuffixes: [][]byte{[]byte("s3.localhost")}}
+
+// panicking is an Authorizer that must not be asked.
+type panicking struct{}
+
+func (panicking) Authorize(context.Context, *Principal, Action, *Resource) (Decision, error) {
+	panic("the Authorizer was asked about a request the scope check denies")
+}
+
+func (panicking) AuthorizeBatch(context.Context, *Principal, Action, []Resource, []Decision) error {
+	panic("the Authorizer was asked about a request the scope check denies")
+}
 
 var testClaims = &creds.Claims{
 	Principal: "alice",
@@ -33,7 +49,7 @@ type scopeCase struct {
 	allow      bool
 }
 
-func TestCheckScope(t *testing.T) {
+func TestS3Scope(t *testing.T) {
 	cases := []scopeCase{
 		// Reads.
 		{name: "GetObject in grant", method: "GET", path: "/lake/data/analytics/a.parquet", allow: true},
@@ -119,6 +135,11 @@ func TestCheckScope(t *testing.T) {
 		{name: "ListObjectsV2 whole bucket", method: "GET", path: "/whole", query: "list-type=2", allow: true},
 		{name: "ListObjectsV2 whole bucket prefix", method: "GET", path: "/whole", query: "list-type=2&prefix=x%2F", allow: true},
 		{name: "ListObjectsV2 plus decodes to space", method: "GET", path: "/lake", query: "list-type=2&prefix=data%2Fanalytics+%2F"},
+		// A leading '/' is listed, but compared literally: "/data/…" is not
+		// inside grant "data/…", and "/" is inside a whole-bucket grant only.
+		{name: "ListObjectsV2 leading slash before a grant", method: "GET", path: "/lake", query: "list-type=2&prefix=%2Fdata%2Fanalytics%2F"},
+		{name: "ListObjectsV2 slash", method: "GET", path: "/lake", query: "list-type=2&prefix=%2F"},
+		{name: "ListObjectsV2 whole bucket slash", method: "GET", path: "/whole", query: "list-type=2&prefix=%2F", allow: true},
 		{name: "ListObjectsV2 virtual-hosted", method: "GET", path: "/", query: "list-type=2&prefix=data%2Fpublic%2F", allow: true},
 		{name: "ListObjects v1", method: "GET", path: "/lake", query: "prefix=data%2Fpublic%2F&marker=data%2F", allow: true},
 		{name: "ListObjects v1 no prefix", method: "GET", path: "/lake"},
@@ -145,14 +166,14 @@ func TestCheckScope(t *testing.T) {
 		{name: "unknown bucket subresource", method: "GET", path: "/whole", query: "session"},
 		{name: "unknown method", method: "OPTIONS", path: "/whole/a"},
 	}
-	var r Request
+	var r s3proto.Request
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			host := "127.0.0.1:9000"
 			if tc.name == "ListObjectsV2 virtual-hosted" {
 				host = "lake.s3.localhost"
 			}
-			hdr := testHeaders{}
+			hdr := s3proto.Headers{}
 			if tc.copySource != "" {
 				hdr = copySource(tc.copySource)
 			}
@@ -163,18 +184,15 @@ func TestCheckScope(t *testing.T) {
 			for _, k := range tc.deleteKeys {
 				keys = append(keys, []byte(k))
 			}
-			err := CheckScope(testClaims, &r, keys)
+			reason := checkS3Scope(testClaims, &r, keys)
 			if tc.allow {
-				if err != nil {
-					t.Fatalf("%v %s/%s: denied: %v", r.Op, r.Bucket, r.Key, err)
+				if reason != "" {
+					t.Fatalf("%v %s/%s: denied: %s", r.Op, r.Bucket, r.Key, reason)
 				}
 				return
 			}
-			if err == nil {
+			if reason == "" {
 				t.Fatalf("%v %s/%s (src %s/%s, prefix %q): allowed", r.Op, r.Bucket, r.Key, r.CopySourceBucket, r.CopySourceKey, r.ListPrefix)
-			}
-			if err.Code != "AccessDenied" || err.Status != 403 {
-				t.Fatalf("denied with %+v, want AccessDenied 403", err)
 			}
 			// Denied for the expected reason, which is a fixed text naming
 			// no key: safe to send to the client.
@@ -182,92 +200,126 @@ func TestCheckScope(t *testing.T) {
 			switch {
 			case r.Op.RootOnly():
 				want = reasonRootOnly
-			case r.Op == OpDeleteObjects && len(keys) == 0:
+			case r.Op == s3proto.OpDeleteObjects && len(keys) == 0:
 				want = reasonUnclassified
-			case r.Op == OpDeleteObjects:
+			case r.Op == s3proto.OpDeleteObjects:
 				want = reasonDeleteKey
 			case r.Op.IsList():
 				want = reasonListPrefix
-			case r.Op == OpHeadBucket || r.Op == OpGetBucketLocation:
+			case r.Op == s3proto.OpHeadBucket || r.Op == s3proto.OpGetBucketLocation:
 				want = reasonBucket
 			case strings.Contains(tc.name, "source"):
 				want = reasonCopySource
 			}
-			if err.Message != want {
-				t.Errorf("denied %v because %q, want %q", r.Op, err.Message, want)
+			if reason != want {
+				t.Errorf("denied %v because %q, want %q", r.Op, reason, want)
+			}
+			// AdmitS3 gives the same denial without asking the Authorizer.
+			p := PrincipalOf(testClaims)
+			d, err := AdmitS3(context.Background(), panicking{}, &p, testClaims, &r, keys, nil)
+			if err != nil || d.Allow || d.Reason != want {
+				t.Errorf("AdmitS3 = %+v, %v; want a denial because %q", d, err, want)
 			}
 		})
 	}
 }
 
-// TestCheckScopeEveryOp makes sure no classified op slips through
-// CheckScope without a rule: a credential without grants is denied every
+// TestS3ScopeEveryOp makes sure no classified op slips through
+// checkS3Scope without a rule: a credential without grants is denied every
 // op but ListBuckets, and a hand-made Request missing its key is denied.
-func TestCheckScopeEveryOp(t *testing.T) {
+func TestS3ScopeEveryOp(t *testing.T) {
 	none := &creds.Claims{}
 	all := &creds.Claims{Grants: []creds.Grant{{Bucket: "lake", Access: creds.Read | creds.Write | creds.List}}}
-	for op := OpUnknown; op <= opEnd; op++ {
-		r := &Request{Op: op, Bucket: []byte("lake"), Key: []byte("k"), CopySourceBucket: []byte("lake"), CopySourceKey: []byte("s")}
+	for op := s3proto.OpUnknown; op <= s3proto.NumOps; op++ {
+		r := &s3proto.Request{Op: op, Bucket: []byte("lake"), Key: []byte("k"), CopySourceBucket: []byte("lake"), CopySourceKey: []byte("s")}
 		if op.IsList() || !op.IsObject() {
 			r.Key = nil
 		}
 		keys := [][]byte{[]byte("k")}
-		if err := CheckScope(none, r, keys); (err == nil) != (op == OpListBuckets) {
-			t.Errorf("%v with no grants: %v", op, err)
+		if reason := checkS3Scope(none, r, keys); (reason == "") != (op == s3proto.OpListBuckets) {
+			t.Errorf("%v with no grants: %q", op, reason)
 		}
-		err := CheckScope(all, r, keys)
-		if (err == nil) == op.RootOnly() {
-			t.Errorf("%v with a whole-bucket grant: %v", op, err)
+		reason := checkS3Scope(all, r, keys)
+		if (reason == "") == op.RootOnly() {
+			t.Errorf("%v with a whole-bucket grant: %q", op, reason)
 		}
 		if op.IsObject() {
 			r.Key = nil
-			if CheckScope(all, r, keys) == nil {
+			if checkS3Scope(all, r, keys) == "" {
 				t.Errorf("%v without a key allowed", op)
 			}
 		}
 		if op.HasCopySource() {
 			r.Key, r.CopySourceKey = []byte("k"), nil
-			if CheckScope(all, r, keys) == nil {
+			if checkS3Scope(all, r, keys) == "" {
 				t.Errorf("%v without a copy source allowed", op)
 			}
 		}
-		if op != OpListBuckets && !op.RootOnly() {
+		if op != s3proto.OpListBuckets && !op.RootOnly() {
 			r.Bucket = nil
-			if CheckScope(all, r, keys) == nil {
+			if checkS3Scope(all, r, keys) == "" {
 				t.Errorf("%v without a bucket allowed", op)
 			}
 		}
 	}
 }
 
-// recordingAuthorizer records its calls and denies the objects in deny.
+// recordingAuthorizer records its calls ("Action bucket/key", a batch as
+// one call with its keys joined by ',') and denies the call in deny.
 type recordingAuthorizer struct {
-	calls []string
-	deny  string
-	err   error
+	calls       []string
+	deny        string
+	err         error
+	obligations []Obligation
 }
 
-func (a *recordingAuthorizer) Authorize(_ context.Context, p *Principal, op Op, obj Object) (Decision, error) {
-	call := op.String() + " " + string(obj.Bucket) + "/" + string(obj.Key)
-	a.calls = append(a.calls, call)
+func (a *recordingAuthorizer) decide(call string) (Decision, error) {
 	if a.err != nil {
 		return Decision{Allow: true}, a.err // an error denies even with Allow set
 	}
 	if call == a.deny {
 		return Decision{Reason: "masked", PolicyIDs: []string{"p1"}}, nil
 	}
-	return Decision{Allow: true, Reason: "ok"}, nil
+	return Decision{Allow: true, Reason: "ok", Obligations: a.obligations}, nil
 }
 
-func TestAuthorizeRequest(t *testing.T) {
+func (a *recordingAuthorizer) Authorize(_ context.Context, _ *Principal, act Action, r *Resource) (Decision, error) {
+	call := act.String() + " " + string(r.Bucket) + "/" + string(r.Key)
+	a.calls = append(a.calls, call)
+	return a.decide(call)
+}
+
+func (a *recordingAuthorizer) AuthorizeBatch(_ context.Context, _ *Principal, act Action, rs []Resource, out []Decision) error {
+	keys := make([]string, len(rs))
+	for i, r := range rs {
+		keys[i] = string(r.Key)
+		if string(r.Bucket) != string(rs[0].Bucket) {
+			return errors.New("a batch spans buckets")
+		}
+	}
+	a.calls = append(a.calls, act.String()+" "+string(rs[0].Bucket)+"/"+strings.Join(keys, ","))
+	for i, r := range rs {
+		d, err := a.decide(act.String() + " " + string(r.Bucket) + "/" + string(r.Key))
+		if err != nil {
+			return err
+		}
+		out[i] = d
+	}
+	return nil
+}
+
+func TestAdmitS3(t *testing.T) {
 	p := PrincipalOf(testClaims)
 	if p.ID != "alice" || p.Actor != creds.ActorHuman || p.Channel != creds.ChannelREST {
 		t.Fatalf("PrincipalOf = %+v", p)
 	}
+	all := &creds.Claims{Principal: "alice", Grants: []creds.Grant{
+		{Bucket: "lake", Access: creds.Read | creds.Write | creds.List},
+		{Bucket: "src", Access: creds.Read}}}
 	ctx := context.Background()
-	classify := func(method, path, query, src string) *Request {
-		var r Request
-		hdr := testHeaders{}
+	classify := func(method, path, query, src string) *s3proto.Request {
+		var r s3proto.Request
+		hdr := s3proto.Headers{}
 		if src != "" {
 			hdr = copySource(src)
 		}
@@ -277,37 +329,50 @@ func TestAuthorizeRequest(t *testing.T) {
 		return &r
 	}
 
+	obliged := []Obligation{{Kind: ObligationServeMasked, Location: "s3://lake/data/__masked__/t/"}}
 	cases := []struct {
-		name  string
-		r     *Request
-		keys  []string
-		deny  string
-		err   error
-		calls string
-		allow bool
+		name        string
+		r           *s3proto.Request
+		keys        []string
+		deny        string
+		err         error
+		obligations []Obligation
+		calls       string
+		allow       bool
+		reason      string
 	}{
-		{name: "get", r: classify("GET", "/lake/a", "", ""), calls: "GetObject lake/a", allow: true},
-		{name: "list", r: classify("GET", "/lake", "list-type=2&prefix=p%2F", ""), calls: "ListObjectsV2 lake/p/", allow: true},
-		{name: "copy", r: classify("PUT", "/lake/b", "", "src/a"), calls: "CopyObject lake/b|GetObject src/a", allow: true},
-		{name: "copy source denied", r: classify("PUT", "/lake/b", "", "src/a"), deny: "GetObject src/a", calls: "CopyObject lake/b|GetObject src/a"},
-		{name: "copy destination denied", r: classify("PUT", "/lake/b", "", "src/a"), deny: "CopyObject lake/b", calls: "CopyObject lake/b"},
-		{name: "upload part copy", r: classify("PUT", "/lake/b", "partNumber=1&uploadId=u", "src/a"), calls: "UploadPartCopy lake/b|GetObject src/a", allow: true},
-		{name: "delete objects", r: classify("POST", "/lake", "delete", ""), keys: []string{"a", "b"}, calls: "DeleteObject lake/a|DeleteObject lake/b", allow: true},
-		{name: "delete objects one denied", r: classify("POST", "/lake", "delete", ""), keys: []string{"a", "b", "c"}, deny: "DeleteObject lake/b", calls: "DeleteObject lake/a|DeleteObject lake/b"},
-		{name: "delete objects no keys", r: classify("POST", "/lake", "delete", "")},
-		{name: "error fails closed", r: classify("GET", "/lake/a", "", ""), err: errors.New("governance down"), calls: "GetObject lake/a"},
-		{name: "error on copy source fails closed", r: classify("PUT", "/lake/b", "", "src/a"), err: errors.New("x"), calls: "CopyObject lake/b"},
+		{name: "get", r: classify("GET", "/lake/a", "", ""), calls: "ReadObject lake/a", allow: true},
+		{name: "head", r: classify("HEAD", "/lake/a", "", ""), calls: "ReadObject lake/a", allow: true},
+		{name: "put", r: classify("PUT", "/lake/a", "", ""), calls: "WriteObject lake/a", allow: true},
+		{name: "delete", r: classify("DELETE", "/lake/a", "", ""), calls: "DeleteObject lake/a", allow: true},
+		{name: "list", r: classify("GET", "/lake", "list-type=2&prefix=p%2F", ""), calls: "ListObjects lake/p/", allow: true},
+		{name: "head bucket", r: classify("HEAD", "/lake", "", ""), calls: "ReadBucket lake/", allow: true},
+		{name: "list buckets", r: classify("GET", "/", "", ""), calls: "ListBuckets /", allow: true},
+		{name: "copy", r: classify("PUT", "/lake/b", "", "src/a"), calls: "WriteObject lake/b|ReadObject src/a", allow: true},
+		{name: "copy source denied", r: classify("PUT", "/lake/b", "", "src/a"), deny: "ReadObject src/a", calls: "WriteObject lake/b|ReadObject src/a", reason: "masked"},
+		{name: "copy destination denied", r: classify("PUT", "/lake/b", "", "src/a"), deny: "WriteObject lake/b", calls: "WriteObject lake/b", reason: "masked"},
+		{name: "upload part copy", r: classify("PUT", "/lake/b", "partNumber=1&uploadId=u", "src/a"), calls: "WriteObject lake/b|ReadObject src/a", allow: true},
+		{name: "delete objects: one batch", r: classify("POST", "/lake", "delete", ""), keys: []string{"a", "b"}, calls: "DeleteObject lake/a,b", allow: true},
+		{name: "delete objects one denied", r: classify("POST", "/lake", "delete", ""), keys: []string{"a", "b", "c"}, deny: "DeleteObject lake/b", calls: "DeleteObject lake/a,b,c", reason: "masked"},
+		{name: "delete objects no keys", r: classify("POST", "/lake", "delete", ""), reason: reasonUnclassified},
+		{name: "scope denies first", r: classify("GET", "/secret/a", "", ""), reason: reasonKey},
+		{name: "error fails closed", r: classify("GET", "/lake/a", "", ""), err: errors.New("governance down"), calls: "ReadObject lake/a", reason: reasonAuthzFailed},
+		{name: "error on copy source fails closed", r: classify("PUT", "/lake/b", "", "src/a"), err: errors.New("x"), calls: "WriteObject lake/b", reason: reasonAuthzFailed},
+		{name: "error in a batch fails closed", r: classify("POST", "/lake", "delete", ""), keys: []string{"a"}, err: errors.New("x"), calls: "DeleteObject lake/a", reason: reasonAuthzFailed},
+		{name: "an obligation the S3 path cannot honour denies", r: classify("GET", "/lake/a", "", ""), obligations: obliged, calls: "ReadObject lake/a", reason: reasonObligation},
+		{name: "so does one in a batch", r: classify("POST", "/lake", "delete", ""), keys: []string{"a"}, obligations: obliged, calls: "DeleteObject lake/a", reason: reasonObligation},
 	}
+	var buf S3Buffers
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			a := &recordingAuthorizer{deny: tc.deny, err: tc.err}
+			a := &recordingAuthorizer{deny: tc.deny, err: tc.err, obligations: tc.obligations}
 			var keys [][]byte
 			for _, k := range tc.keys {
 				keys = append(keys, []byte(k))
 			}
-			d, err := AuthorizeRequest(ctx, a, &p, tc.r, keys)
-			if d.Allow != tc.allow {
-				t.Errorf("Allow = %v (%+v)", d.Allow, d)
+			d, err := AdmitS3(ctx, a, &p, all, tc.r, keys, &buf)
+			if d.Allow != tc.allow || !tc.allow && d.Reason != tc.reason {
+				t.Errorf("AdmitS3 = %+v, want allow %v, reason %q", d, tc.allow, tc.reason)
 			}
 			if (err != nil) != (tc.err != nil) {
 				t.Errorf("err = %v", err)
@@ -315,17 +380,113 @@ func TestAuthorizeRequest(t *testing.T) {
 			if tc.err != nil && strings.Contains(d.Reason, tc.err.Error()) {
 				t.Errorf("reason %q leaks the error", d.Reason)
 			}
-			if tc.deny != "" && (d.Reason != "masked" || len(d.PolicyIDs) != 1) {
-				t.Errorf("denial decision not returned: %+v", d)
+			if tc.deny != "" && len(d.PolicyIDs) != 1 {
+				t.Errorf("the denial's policy ids are lost: %+v", d)
 			}
 			if got := strings.Join(a.calls, "|"); got != tc.calls {
 				t.Errorf("calls %q, want %q", got, tc.calls)
 			}
+			if buf.one.Bucket != nil || len(buf.batch) != 0 || len(buf.decisions) != 0 {
+				t.Errorf("the buffers keep the request's slices: %+v", buf)
+			}
 		})
 	}
+}
 
-	d, err := ScopeOnly{}.Authorize(ctx, &p, OpGetObject, Object{Bucket: []byte("lake"), Key: []byte("k")})
-	if err != nil || !d.Allow || d.Reason == "" {
-		t.Errorf("ScopeOnly: %+v %v", d, err)
+func TestAdmitS3Bucket(t *testing.T) {
+	if d := AdmitS3Bucket(testClaims, []byte("other")); !d.Allow {
+		t.Errorf("a list-only grant names the bucket: %+v", d)
+	}
+	if d := AdmitS3Bucket(testClaims, []byte("secret")); d.Allow || d.Reason != reasonBucket {
+		t.Errorf("an ungranted bucket: %+v", d)
+	}
+	if GrantsBucket(&creds.Claims{Grants: []creds.Grant{{Bucket: "lake"}}}, []byte("lake")) {
+		t.Error("a grant without access names its bucket")
+	}
+}
+
+func TestActionOf(t *testing.T) {
+	want := map[s3proto.Op]Action{
+		s3proto.OpListBuckets:             ActionListBuckets,
+		s3proto.OpHeadBucket:              ActionReadBucket,
+		s3proto.OpGetBucketLocation:       ActionReadBucket,
+		s3proto.OpListObjectsV2:           ActionListObjects,
+		s3proto.OpListObjects:             ActionListObjects,
+		s3proto.OpListObjectVersions:      ActionListObjects,
+		s3proto.OpListMultipartUploads:    ActionListObjects,
+		s3proto.OpGetObject:               ActionReadObject,
+		s3proto.OpHeadObject:              ActionReadObject,
+		s3proto.OpGetObjectAttributes:     ActionReadObject,
+		s3proto.OpGetObjectTagging:        ActionReadObject,
+		s3proto.OpPutObject:               ActionWriteObject,
+		s3proto.OpCopyObject:              ActionWriteObject,
+		s3proto.OpPutObjectTagging:        ActionWriteObject,
+		s3proto.OpDeleteObjectTagging:     ActionWriteObject,
+		s3proto.OpDeleteObject:            ActionDeleteObject,
+		s3proto.OpDeleteObjects:           ActionDeleteObject,
+		s3proto.OpCreateMultipartUpload:   ActionWriteObject,
+		s3proto.OpUploadPart:              ActionWriteObject,
+		s3proto.OpUploadPartCopy:          ActionWriteObject,
+		s3proto.OpCompleteMultipartUpload: ActionWriteObject,
+		s3proto.OpAbortMultipartUpload:    ActionWriteObject,
+		s3proto.OpListParts:               ActionWriteObject,
+	}
+	for op := s3proto.OpUnknown; op <= s3proto.NumOps; op++ {
+		got := ActionOf(op)
+		if w, ok := want[op]; ok != !op.RootOnly() || got != w {
+			t.Errorf("ActionOf(%v) = %v, want %v", op, got, w)
+		}
+		if got != ActionUnknown && (!got.IsS3() || got.IsWrite() != (op.Access() == creds.Write)) {
+			t.Errorf("ActionOf(%v) = %v: not an S3 action of the op's kind", op, got)
+		}
+	}
+}
+
+// TestAdmitS3AllocatesNothing: with the buffers of a pooled request state,
+// admission costs no allocation, DeleteObjects' batch included.
+func TestAdmitS3AllocatesNothing(t *testing.T) {
+	ctx := context.Background()
+	p := PrincipalOf(testClaims)
+	var get, del s3proto.Request
+	if err := testClassifier.Classify(&get, []byte("GET"), nil, []byte("/lake/data/analytics/a"), nil, s3proto.Headers{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := testClassifier.Classify(&del, []byte("POST"), nil, []byte("/lake"), []byte("delete"), s3proto.Headers{}); err != nil {
+		t.Fatal(err)
+	}
+	keys := make([][]byte, s3proto.MaxDeleteObjects)
+	for i := range keys {
+		keys[i] = []byte("data/analytics/k")
+	}
+	var buf S3Buffers
+	var az Authorizer = ScopeOnly{}
+	run := func() {
+		if d, err := AdmitS3(ctx, az, &p, testClaims, &get, nil, &buf); err != nil || !d.Allow {
+			t.Fatalf("get: %+v %v", d, err)
+		}
+		if d, err := AdmitS3(ctx, az, &p, testClaims, &del, keys, &buf); err != nil || !d.Allow {
+			t.Fatalf("delete: %+v %v", d, err)
+		}
+	}
+	run() // grow the buffers
+	if n := testing.AllocsPerRun(50, run); n != 0 {
+		t.Errorf("AdmitS3 allocates %.1f times per request", n)
+	}
+}
+
+func BenchmarkAdmitS3Get(b *testing.B) {
+	ctx := context.Background()
+	p := PrincipalOf(testClaims)
+	var r s3proto.Request
+	if err := testClassifier.Classify(&r, []byte("GET"), nil, []byte("/lake/data/analytics/y=2026/part-00001.parquet"), nil, s3proto.Headers{}); err != nil {
+		b.Fatal(err)
+	}
+	var buf S3Buffers
+	var az Authorizer = ScopeOnly{}
+	b.ReportAllocs()
+	for b.Loop() {
+		if d, _ := AdmitS3(ctx, az, &p, testClaims, &r, nil, &buf); !d.Allow {
+			b.Fatal(d.Reason)
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package gateway
+package s3proto
 
 import (
 	"bytes"
@@ -33,7 +33,7 @@ const s3Namespace = "http://s3.amazonaws.com/doc/2006-03-01/"
 // instructions (other than the XML declaration) are refused, as are unknown
 // elements, a repeated <Key> or <Quiet>, foreign namespaces and more than
 // MaxDeleteObjects objects. Each key must pass the same checks as a key in
-// the path. Errors are *S3Error (MalformedXML, or InvalidArgument /
+// the path. Errors are *Error (MalformedXML, or InvalidArgument /
 // KeyTooLongError for a refused key).
 //
 // The returned keys share one newly allocated buffer; keys is reused only

@@ -1,4 +1,4 @@
-package gateway
+package s3proto
 
 import (
 	"bytes"
@@ -21,16 +21,16 @@ func FuzzClassify(f *testing.F) {
 	f.Add("GET", "lake.s3.localhost", "/other/x", "", "")
 	f.Add("PUT", "", "/lake/%2e%2E/x", "uploadId=1&partNumber=1", "lake/%2e%2e%2fx?versionId=%")
 	f.Fuzz(func(t *testing.T, method, host, path, query, src string) {
-		hdr := testHeaders{}
+		hdr := Headers{}
 		if src != "" {
 			hdr = copySource(src)
 		}
 		var r Request
 		err := testClassifier.Classify(&r, []byte(method), []byte(host), []byte(path), []byte(query), hdr)
 		if err != nil {
-			var e *S3Error
+			var e *Error
 			if !errors.As(err, &e) || e.Status != 400 {
-				t.Fatalf("error %v is not a 400 S3Error", err)
+				t.Fatalf("error %v is not a 400 Error", err)
 			}
 			if r.Op != OpUnknown || r.Bucket != nil || r.Key != nil {
 				t.Fatalf("fields set on error: %+v", r)
@@ -71,7 +71,7 @@ func FuzzClassify(f *testing.F) {
 			return
 		}
 		path2 := r.AppendPath(nil)
-		hdr2 := testHeaders{}
+		hdr2 := Headers{}
 		if r.Op.HasCopySource() {
 			hdr2 = copySource(string(r.AppendCopySource(nil)))
 		}
@@ -105,9 +105,9 @@ func FuzzParseDeleteObjects(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		keys, quiet, err := ParseDeleteObjects(body, nil)
 		if err != nil {
-			var e *S3Error
+			var e *Error
 			if !errors.As(err, &e) || e.Status != 400 {
-				t.Fatalf("error %v is not a 400 S3Error", err)
+				t.Fatalf("error %v is not a 400 Error", err)
 			}
 			return
 		}
