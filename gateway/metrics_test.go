@@ -93,9 +93,19 @@ func TestAdminEndpoints(t *testing.T) {
 	if st, _ := get("/debug/pprof/heap"); st != 404 {
 		t.Fatalf("/debug/pprof/heap without %s: %d", pprofEnvVar, st)
 	}
-	st, body := get("/metrics")
-	if st != 200 {
-		t.Fatalf("/metrics %d", st)
+	// A request is counted when its state is released, just after its
+	// response went out: poll until the last one is in.
+	var st int
+	var body string
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		st, body = get("/metrics")
+		if st != 200 {
+			t.Fatalf("/metrics %d", st)
+		}
+		if strings.Contains(body, `decision="deny",op="GetObject",status="403"} 1`) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	for _, want := range []string{
 		`duckicelake_gateway_requests_total{decision="allow",op="PutObject",status="200"} 1`,
