@@ -1,12 +1,20 @@
 // Command s3bench measures S3 endpoints side by side in one run: the same
 // operations, concurrency and objects against each target, interleaved round
-// by round so that drift on a shared machine hits every target alike, and
-// reported as ratios to the first target (the backend direct).
+// by round (in reverse order every other round: bench.Order) so that drift on
+// a shared machine hits every target alike, and
+// reported as ratios to reference targets (-vs: the backend direct by
+// default; scripts/bench.sh adds the bare relay, the floor any proxy hop
+// reaches, and in compare mode the other build's gateway). Every ratio is
+// also given per round — min, median and max over the rounds of the ratio
+// of the two targets measured one after the other — so that a figure says
+// how often it is reached, not only its best case.
 //
 // Usage:
 //
 //	s3bench -target 'direct|http://127.0.0.1:7070|AK|SK|' \
+//	        -target 'relay|http://127.0.0.1:7071|AK|SK|' \
 //	        -target 'gateway|http://127.0.0.1:9000|AK|SK|TOKEN' \
+//	        -vs direct,relay \
 //	        -bucket lake -prefix bench/ -ops get1k,put1k,head,list -duration 5s -rounds 3
 //
 // Requests are signed with duckicelake's own SigV4 signer and sent with
@@ -23,6 +31,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,6 +39,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/duckicelake/duckicelake/bench"
 
 	"github.com/duckicelake/duckicelake/sigv4"
 )
@@ -68,7 +79,8 @@ var ops = map[string]opSpec{
 
 func main() {
 	var targets targetList
-	flag.Var(&targets, "target", "name|endpoint|access key|secret|session token[|pid to sample RSS of] (repeatable; the first is the baseline)")
+	flag.Var(&targets, "target", "name|endpoint|access key|secret|session token[|pid to sample RSS of] (repeatable; the first prepares the objects)")
+	vs := flag.String("vs", "", "targets to report ratios against, comma-separated (default: the first)")
 	bucket := flag.String("bucket", "lake", "bucket")
 	prefix := flag.String("prefix", "bench/", "key prefix (the gateway credential must grant it rwl)")
 	opList := flag.String("ops", "get1k,put1k,head,list,get64m,put64m", "operations, comma-separated")
@@ -91,7 +103,12 @@ func main() {
 		}
 		ts = append(ts, t)
 	}
-	b := &bench{bucket: *bucket, prefix: *prefix, duration: *duration}
+	refs, err := references(ts, *vs)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "s3bench:", err)
+		os.Exit(2)
+	}
+	b := &runner{bucket: *bucket, prefix: *prefix, duration: *duration}
 	for _, name := range strings.Split(*opList, ",") {
 		op, ok := ops[strings.TrimSpace(name)]
 		if !ok {
@@ -107,15 +124,18 @@ func main() {
 			os.Exit(1)
 		}
 		res := make([]result, len(ts))
+		perRound := make([][]result, len(ts))
 		for r := 0; r < *rounds; r++ {
-			for i, t := range ts {
+			for _, i := range bench.Order(len(ts), r) {
+				t := ts[i]
 				fmt.Fprintf(os.Stderr, "  %s round %d/%d %s …", op.name, r+1, *rounds, t.name)
 				got := b.run(t, op)
 				fmt.Fprintf(os.Stderr, " %s\n", got.summary(op))
 				res[i].add(got)
+				perRound[i] = append(perRound[i], got)
 			}
 		}
-		report(op, ts, res)
+		report(op, ts, refs, res, perRound)
 	}
 }
 
@@ -154,7 +174,7 @@ func parseTarget(spec, region string) (*target, error) {
 	}, nil
 }
 
-type bench struct {
+type runner struct {
 	bucket, prefix string
 	duration       time.Duration
 	payload        []byte
@@ -219,14 +239,14 @@ func sampleRSS(ctx context.Context, pid int, peak *atomic.Int64) {
 	}
 }
 
-func (b *bench) key(op opSpec, i int) string {
+func (b *runner) key(op opSpec, i int) string {
 	return b.prefix + op.name + "/obj-" + strconv.Itoa(i)
 }
 
 const objectsPerOp = 64
 
 // prepare writes the objects that reads will fetch, through the baseline.
-func (b *bench) prepare(t *target, op opSpec) error {
+func (b *runner) prepare(t *target, op opSpec) error {
 	// list reads the get1k objects, which it writes itself when run alone.
 	if need := max(op.size, 1<<10); need > len(b.payload) {
 		b.payload = make([]byte, need)
@@ -254,7 +274,7 @@ func (b *bench) prepare(t *target, op opSpec) error {
 	return nil
 }
 
-func (b *bench) run(t *target, op opSpec) result {
+func (b *runner) run(t *target, op opSpec) result {
 	var reqs, bytesDone, errs atomic.Int64
 	var firstErr atomic.Value
 	ctx, cancel := context.WithTimeout(context.Background(), b.duration)
@@ -320,7 +340,7 @@ func (b *bench) run(t *target, op opSpec) result {
 var errStatus = errors.New("unexpected status")
 
 // do sends one signed request; for reads it drains the body and reports its size in n.
-func (b *bench) do(t *target, method, key, query string, body []byte, n *int) error {
+func (b *runner) do(t *target, method, key, query string, body []byte, n *int) error {
 	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
@@ -388,26 +408,66 @@ func (b *bench) do(t *target, method, key, query string, body []byte, n *int) er
 	return nil
 }
 
-func report(op opSpec, ts []*target, res []result) {
+// references resolves -vs to target indexes.
+func references(ts []*target, vs string) ([]int, error) {
+	if vs == "" {
+		return []int{0}, nil
+	}
+	var out []int
+	for _, name := range strings.Split(vs, ",") {
+		i := slices.IndexFunc(ts, func(t *target) bool { return t.name == strings.TrimSpace(name) })
+		if i < 0 {
+			return nil, fmt.Errorf("-vs %s: no such target", name)
+		}
+		out = append(out, i)
+	}
+	return out, nil
+}
+
+func report(op opSpec, ts []*target, refs []int, res []result, perRound [][]result) {
 	unit := "req/s"
+	value := func(r result) float64 { return r.reqPerSec() }
 	if op.large {
 		unit = "MiB/s"
+		value = func(r result) float64 { return r.mbPerSec() }
 	}
-	fmt.Printf("\n%s (c=%d)\n", op.name, op.concurrency)
-	fmt.Printf("| target | %s | vs %s | peak RSS MiB | errors |\n|---|---:|---:|---:|---:|\n", unit, ts[0].name)
-	value := func(r result) float64 {
-		if op.large {
-			return r.mbPerSec()
-		}
-		return r.reqPerSec()
+	fmt.Printf("\n%s (c=%d, %d rounds of %s per target, interleaved)\n", op.name, op.concurrency, len(perRound[0]), perRound[0][0].elapsed.Round(time.Second))
+	fmt.Printf("| target | %s | per round min / median / max |", unit)
+	for _, ri := range refs {
+		fmt.Printf(" vs %s: median (min–max) |", ts[ri].name)
 	}
-	base := value(res[0])
+	fmt.Printf(" peak RSS MiB | errors |\n|---|---:|---:|")
+	for range refs {
+		fmt.Printf("---:|")
+	}
+	fmt.Printf("---:|---:|\n")
 	for i := range ts {
-		v := value(res[i])
+		var vals []float64
+		for _, r := range perRound[i] {
+			vals = append(vals, value(r))
+		}
+		sp := bench.SpreadOf(vals)
 		rss := "–"
 		if res[i].peakRSS > 0 {
 			rss = fmt.Sprintf("%.1f", float64(res[i].peakRSS)/(1<<20))
 		}
-		fmt.Printf("| %s | %.1f | %.2f× | %s | %d |\n", ts[i].name, v, v/base, rss, res[i].errors)
+		fmt.Printf("| %s | %.1f | %.0f / %.0f / %.0f |", ts[i].name, value(res[i]), sp.Min, sp.Median, sp.Max)
+		for _, ri := range refs {
+			if ri == i {
+				fmt.Printf(" 1.00× |")
+				continue
+			}
+			// The ratio of each round's pair, measured minutes apart at
+			// most: machine drift between rounds cancels out.
+			var ratios []float64
+			for r := range perRound[i] {
+				if b := value(perRound[ri][r]); b > 0 {
+					ratios = append(ratios, value(perRound[i][r])/b)
+				}
+			}
+			rs := bench.SpreadOf(ratios)
+			fmt.Printf(" %.2f× (%.2f–%.2f) |", rs.Median, rs.Min, rs.Max)
+		}
+		fmt.Printf(" %s | %d |\n", rss, res[i].errors)
 	}
 }

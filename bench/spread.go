@@ -1,0 +1,37 @@
+package bench
+
+import "slices"
+
+// Spread is the smallest, median and largest of a set of measurements
+// (rounds of one benchmark, or the per-round ratios of two): every figure
+// the load tools print says how often it is reached, not only its best.
+type Spread struct{ Min, Median, Max float64 }
+
+// SpreadOf is the Spread of xs (the zero Spread when xs is empty); an even
+// count's median is the mean of the middle two.
+func SpreadOf(xs []float64) Spread {
+	if len(xs) == 0 {
+		return Spread{}
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	m := s[len(s)/2]
+	if len(s)%2 == 0 {
+		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return Spread{s[0], m, s[len(s)-1]}
+}
+
+// Order is the order in which round r visits n targets: as given in even
+// rounds, reversed in odd ones (A B, B A, A B, …), so that a drift of the
+// machine over a run favours no target's position in the round.
+func Order(n, r int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+		if r%2 == 1 {
+			out[i] = n - 1 - i
+		}
+	}
+	return out
+}
