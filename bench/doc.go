@@ -4,7 +4,8 @@
 // them are in RESULTS.md.
 //
 // The package itself is what the load tools under cmd/ share: the order in
-// which a round visits the targets and the spread (min, median, max) over
-// rounds that every figure is reported with. It imports the standard library
+// which a round visits the targets, the spread (min, median, max) over
+// rounds that every figure is reported with, the per-round ratios of two
+// targets, and the -vs list naming the targets to compare against. It imports the standard library
 // only; the tools under cmd/ may import any package of the module.
 package bench

@@ -1,6 +1,10 @@
 package bench
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // Spread is the smallest, median and largest of a set of measurements
 // (rounds of one benchmark, or the per-round ratios of two): every figure
@@ -34,4 +38,39 @@ func Order(n, r int) []int {
 		}
 	}
 	return out
+}
+
+// Ratios is the Spread of the per-round ratios xs[r] / base[r] of two
+// targets measured in the same rounds (rounds where base is 0 are left
+// out): drift between rounds cancels out of each.
+func Ratios(xs, base []float64) Spread {
+	var r []float64
+	for i := range min(len(xs), len(base)) {
+		if base[i] > 0 {
+			r = append(r, xs[i]/base[i])
+		}
+	}
+	return SpreadOf(r)
+}
+
+// Ratio spells a Spread of ratios as its median and range: "0.93× (0.86–1.02)".
+func (s Spread) Ratio() string {
+	return fmt.Sprintf("%.2f× (%.2f–%.2f)", s.Median, s.Min, s.Max)
+}
+
+// References resolves a comma-separated list of target names (a tool's -vs
+// flag) to their indexes in names.
+func References(names []string, vs string) ([]int, error) {
+	var out []int
+	for _, name := range strings.Split(vs, ",") {
+		if name = strings.TrimSpace(name); name == "" {
+			continue
+		}
+		i := slices.Index(names, name)
+		if i < 0 {
+			return nil, fmt.Errorf("-vs %s: no such target", name)
+		}
+		out = append(out, i)
+	}
+	return out, nil
 }

@@ -43,3 +43,26 @@ func TestOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestRatios(t *testing.T) {
+	got := Ratios([]float64{2, 3, 8, 5}, []float64{1, 3, 4, 0})
+	if want := (Spread{1, 2, 2}); got != want {
+		t.Errorf("Ratios = %+v, want %+v", got, want)
+	}
+	if s := got.Ratio(); s != "2.00× (1.00–2.00)" {
+		t.Errorf("Ratio() = %q", s)
+	}
+}
+
+func TestReferences(t *testing.T) {
+	names := []string{"direct", "relay", "gateway"}
+	if got, err := References(names, "direct, gateway"); err != nil || !slices.Equal(got, []int{0, 2}) {
+		t.Errorf("References = %v, %v", got, err)
+	}
+	if got, err := References(names, ""); err != nil || got != nil {
+		t.Errorf("References of nothing = %v, %v", got, err)
+	}
+	if _, err := References(names, "direct,proxy"); err == nil {
+		t.Error("an unknown target was accepted")
+	}
+}

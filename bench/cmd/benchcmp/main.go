@@ -93,17 +93,10 @@ func report(old, cur results) {
 				fmt.Printf("| %s | %s | – | %s | – | %d |\n", name, unit, num(bench.SpreadOf(n).Median), len(n))
 				continue
 			}
-			var ratios []float64
-			for i := 0; i < min(len(o), len(n)); i++ {
-				if o[i] != 0 {
-					ratios = append(ratios, n[i]/o[i])
-				}
-			}
 			// Zero before (allocs/op at 0) has no ratio: equal, or more.
 			ratio := "= (0)"
-			if len(ratios) > 0 {
-				rs := bench.SpreadOf(ratios)
-				ratio = fmt.Sprintf("%.2f× (%.2f–%.2f)", rs.Median, rs.Min, rs.Max)
+			if bench.SpreadOf(o).Max > 0 {
+				ratio = bench.Ratios(n, o).Ratio()
 			} else if bench.SpreadOf(n).Max > 0 {
 				ratio = "**was 0**"
 			}

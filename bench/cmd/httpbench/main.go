@@ -94,20 +94,17 @@ func main() {
 		}
 		hdrs = append(hdrs, [2]string{strings.TrimSpace(name), strings.TrimSpace(value)})
 	}
-	var refs []int
-	if *vs == "" && len(ts) > 1 {
-		refs = []int{0}
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = t.name
 	}
-	for _, name := range strings.Split(*vs, ",") {
-		if name = strings.TrimSpace(name); name == "" {
-			continue
-		}
-		i := slices.IndexFunc(ts, func(t *target) bool { return t.name == name })
-		if i < 0 {
-			fmt.Fprintf(os.Stderr, "httpbench: -vs %s: no such target\n", name)
-			os.Exit(2)
-		}
-		refs = append(refs, i)
+	refs, err := bench.References(names, *vs)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "httpbench:", err)
+		os.Exit(2)
+	}
+	if len(refs) == 0 && len(ts) > 1 {
+		refs = []int{0}
 	}
 
 	b := &runner{headers: hdrs, conc: *conc, status: *wantStatus}
@@ -245,12 +242,16 @@ func report(ts []*target, refs []int, res [][]round, conc int) {
 		fmt.Printf("---:|")
 	}
 	fmt.Printf("---:|\n")
+	rates := make([][]float64, len(ts))
+	for i := range ts {
+		for _, r := range res[i] {
+			rates[i] = append(rates[i], r.rate())
+		}
+	}
 	for i, t := range ts {
-		var rates []float64
 		var all []time.Duration
 		var errs int64
 		for _, r := range res[i] {
-			rates = append(rates, r.rate())
 			all = append(all, r.lat...)
 			errs += r.errs
 		}
@@ -261,7 +262,7 @@ func report(ts []*target, refs []int, res [][]round, conc int) {
 			}
 			return all[min(len(all)-1, int(p*float64(len(all))))]
 		}
-		sp := bench.SpreadOf(rates)
+		sp := bench.SpreadOf(rates[i])
 		fmt.Printf("| %s | %d | %.0f | %.0f / %.0f | %s | %s |", t.name, conc, sp.Median, sp.Min, sp.Max,
 			pct(0.50).Round(time.Microsecond), pct(0.99).Round(time.Microsecond))
 		for _, ri := range refs {
@@ -270,14 +271,7 @@ func report(ts []*target, refs []int, res [][]round, conc int) {
 				continue
 			}
 			// Per round: the two were measured one after the other.
-			var ratios []float64
-			for r := range res[i] {
-				if base := res[ri][r].rate(); base > 0 {
-					ratios = append(ratios, res[i][r].rate()/base)
-				}
-			}
-			rs := bench.SpreadOf(ratios)
-			fmt.Printf(" %.2f× (%.2f–%.2f) |", rs.Median, rs.Min, rs.Max)
+			fmt.Printf(" %s |", bench.Ratios(rates[i], rates[ri]).Ratio())
 		}
 		fmt.Printf(" %d |\n", errs)
 	}

@@ -31,7 +31,6 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -103,10 +102,17 @@ func main() {
 		}
 		ts = append(ts, t)
 	}
-	refs, err := references(ts, *vs)
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = t.name
+	}
+	refs, err := bench.References(names, *vs)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "s3bench:", err)
 		os.Exit(2)
+	}
+	if len(refs) == 0 {
+		refs = []int{0}
 	}
 	b := &runner{bucket: *bucket, prefix: *prefix, duration: *duration}
 	for _, name := range strings.Split(*opList, ",") {
@@ -408,22 +414,6 @@ func (b *runner) do(t *target, method, key, query string, body []byte, n *int) e
 	return nil
 }
 
-// references resolves -vs to target indexes.
-func references(ts []*target, vs string) ([]int, error) {
-	if vs == "" {
-		return []int{0}, nil
-	}
-	var out []int
-	for _, name := range strings.Split(vs, ",") {
-		i := slices.IndexFunc(ts, func(t *target) bool { return t.name == strings.TrimSpace(name) })
-		if i < 0 {
-			return nil, fmt.Errorf("-vs %s: no such target", name)
-		}
-		out = append(out, i)
-	}
-	return out, nil
-}
-
 func report(op opSpec, ts []*target, refs []int, res []result, perRound [][]result) {
 	unit := "req/s"
 	value := func(r result) float64 { return r.reqPerSec() }
@@ -441,12 +431,14 @@ func report(op opSpec, ts []*target, refs []int, res []result, perRound [][]resu
 		fmt.Printf("---:|")
 	}
 	fmt.Printf("---:|---:|\n")
+	vals := make([][]float64, len(ts))
 	for i := range ts {
-		var vals []float64
 		for _, r := range perRound[i] {
-			vals = append(vals, value(r))
+			vals[i] = append(vals[i], value(r))
 		}
-		sp := bench.SpreadOf(vals)
+	}
+	for i := range ts {
+		sp := bench.SpreadOf(vals[i])
 		rss := "–"
 		if res[i].peakRSS > 0 {
 			rss = fmt.Sprintf("%.1f", float64(res[i].peakRSS)/(1<<20))
@@ -457,16 +449,8 @@ func report(op opSpec, ts []*target, refs []int, res []result, perRound [][]resu
 				fmt.Printf(" 1.00× |")
 				continue
 			}
-			// The ratio of each round's pair, measured minutes apart at
-			// most: machine drift between rounds cancels out.
-			var ratios []float64
-			for r := range perRound[i] {
-				if b := value(perRound[ri][r]); b > 0 {
-					ratios = append(ratios, value(perRound[i][r])/b)
-				}
-			}
-			rs := bench.SpreadOf(ratios)
-			fmt.Printf(" %.2f× (%.2f–%.2f) |", rs.Median, rs.Min, rs.Max)
+			// Each round's pair was measured minutes apart at most.
+			fmt.Printf(" %s |", bench.Ratios(vals[i], vals[ri]).Ratio())
 		}
 		fmt.Printf(" %s | %d |\n", rss, res[i].errors)
 	}
