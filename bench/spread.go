@@ -74,3 +74,13 @@ func References(names []string, vs string) ([]int, error) {
 	}
 	return out, nil
 }
+
+// RatioColumns is the Markdown header cells of the ratio columns against
+// the targets refs (indexes into names), and their alignment cells.
+func RatioColumns(names []string, refs []int) (head, align string) {
+	for _, ri := range refs {
+		head += " vs " + names[ri] + ": median (min–max) |"
+		align += "---:|"
+	}
+	return head, align
+}

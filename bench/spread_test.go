@@ -66,3 +66,10 @@ func TestReferences(t *testing.T) {
 		t.Error("an unknown target was accepted")
 	}
 }
+
+func TestRatioColumns(t *testing.T) {
+	head, align := RatioColumns([]string{"direct", "relay"}, []int{1, 0})
+	if head != " vs relay: median (min–max) | vs direct: median (min–max) |" || align != "---:|---:|" {
+		t.Errorf("RatioColumns = %q, %q", head, align)
+	}
+}

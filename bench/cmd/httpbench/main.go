@@ -129,7 +129,7 @@ func main() {
 			res[i] = append(res[i], got)
 		}
 	}
-	report(ts, refs, res, *conc)
+	report(ts, names, refs, res, *conc)
 	for i := range ts {
 		for _, r := range res[i] {
 			if r.firstErr != "" {
@@ -232,16 +232,10 @@ func (b *runner) measure(t *target, warmup, d time.Duration) round {
 	return r
 }
 
-func report(ts []*target, refs []int, res [][]round, conc int) {
-	fmt.Printf("| target | c | req/s median | per round min / max | p50 | p99 |")
-	for _, ri := range refs {
-		fmt.Printf(" vs %s: median (min–max) |", ts[ri].name)
-	}
-	fmt.Printf(" errors |\n|---|---:|---:|---:|---:|---:|")
-	for range refs {
-		fmt.Printf("---:|")
-	}
-	fmt.Printf("---:|\n")
+func report(ts []*target, names []string, refs []int, res [][]round, conc int) {
+	head, align := bench.RatioColumns(names, refs)
+	fmt.Printf("| target | c | req/s median | per round min / max | p50 | p99 |%s errors |\n", head)
+	fmt.Printf("|---|---:|---:|---:|---:|---:|%s---:|\n", align)
 	rates := make([][]float64, len(ts))
 	for i := range ts {
 		for _, r := range res[i] {

@@ -141,7 +141,7 @@ func main() {
 				perRound[i] = append(perRound[i], got)
 			}
 		}
-		report(op, ts, refs, res, perRound)
+		report(op, ts, names, refs, res, perRound)
 	}
 }
 
@@ -414,7 +414,7 @@ func (b *runner) do(t *target, method, key, query string, body []byte, n *int) e
 	return nil
 }
 
-func report(op opSpec, ts []*target, refs []int, res []result, perRound [][]result) {
+func report(op opSpec, ts []*target, names []string, refs []int, res []result, perRound [][]result) {
 	unit := "req/s"
 	value := func(r result) float64 { return r.reqPerSec() }
 	if op.large {
@@ -422,15 +422,9 @@ func report(op opSpec, ts []*target, refs []int, res []result, perRound [][]resu
 		value = func(r result) float64 { return r.mbPerSec() }
 	}
 	fmt.Printf("\n%s (c=%d, %d rounds of %s per target, interleaved)\n", op.name, op.concurrency, len(perRound[0]), perRound[0][0].elapsed.Round(time.Second))
-	fmt.Printf("| target | %s | per round min / median / max |", unit)
-	for _, ri := range refs {
-		fmt.Printf(" vs %s: median (min–max) |", ts[ri].name)
-	}
-	fmt.Printf(" peak RSS MiB | errors |\n|---|---:|---:|")
-	for range refs {
-		fmt.Printf("---:|")
-	}
-	fmt.Printf("---:|---:|\n")
+	head, align := bench.RatioColumns(names, refs)
+	fmt.Printf("| target | %s | per round min / median / max |%s peak RSS MiB | errors |\n", unit, head)
+	fmt.Printf("|---|---:|---:|%s---:|---:|\n", align)
 	vals := make([][]float64, len(ts))
 	for i := range ts {
 		for _, r := range perRound[i] {
