@@ -3,11 +3,36 @@
 #
 #   scripts/bench.sh                Go micro-benchmarks (sigv4, gateway).
 #   scripts/bench.sh s3 [FLAGS…]    S3 load side by side: starts versitygw (posix, over a
-#                                   temporary directory), the gateway and versitygw's own s3
-#                                   proxy mode in front of the same backend, on free ports,
-#                                   and runs bench/cmd/s3bench against the three, interleaved;
+#                                   temporary directory) and, in front of that same backend,
+#                                   a bare TCP relay (bench/cmd/tcprelay: no HTTP, no auth,
+#                                   splice; the floor of any proxy hop), the gateway and
+#                                   versitygw's own s3 proxy mode, on free ports; runs
+#                                   bench/cmd/s3bench against the four, interleaved, and
+#                                   reports every figure against the backend direct and
+#                                   against the relay (ratios per round: median, min–max).
 #                                   FLAGS go to s3bench (e.g. -ops get1k,put1k -duration 5s).
 #                                   Stops everything afterwards.
+#   scripts/bench.sh compare REV [FLAGS…]
+#                                   two builds side by side in one run: builds REV (default
+#                                   $BASELINE_REV) from `git archive` in the temporary
+#                                   directory (removed afterwards) and this worktree's code;
+#                                   starts the whole stack (Postgres and the catalog too)
+#                                   with this build's serve and a second serve of REV's
+#                                   build on the same config, backend and catalog; runs
+#                                   s3bench (direct, relay, gateway-old, gateway-new;
+#                                   FLAGS go to it) and LoadTable cache hits at c=32
+#                                   (bench/cmd/httpbench on demo.events, written by DuckDB
+#                                   in 20 INSERTs by bench/loadtable.py; plain and with
+#                                   vended credentials), each interleaved round by round
+#                                   (old, new, then new, old…), reporting medians, the spread
+#                                   over rounds and the ratio new/old per round.
+#                                   BENCH_HTTPBENCH_FLAGS: httpbench's (default
+#                                   "-rounds 5 -duration 5s -warmup 1s"). First, before
+#                                   the stack starts, the Go benchmarks of BENCH_GO_PKGS
+#                                   (default ./gateway; "" skips them) of both trees, test
+#                                   binaries run alternately BENCH_GO_ROUNDS times (3;
+#                                   BENCH_GO_BENCH, BENCH_GO_BENCHTIME: -bench ., 1s),
+#                                   set side by side by bench/cmd/benchcmp. Needs the venv.
 #   scripts/bench.sh raw [FLAGS…]   read-after-write (DESIGN §10): starts the whole stack
 #                                   (with Postgres and the catalog) on free ports; DuckDB
 #                                   commits N INSERTs into a DuckLake table, and after each
@@ -25,20 +50,38 @@ cd "$(dirname "$0")/.."
 repo=$(pwd)
 
 mode=${1:-}
-if [[ $mode != s3 && $mode != raw ]]; then
+if [[ $mode != s3 && $mode != raw && $mode != compare ]]; then
   # shellcheck disable=SC2086
   exec go test -run '^$' -bench . -benchmem ${BENCH_PKGS:-./sigv4/... ./gateway/...} "$@"
 fi
 shift
+if [[ $mode == compare ]]; then
+  rev=${BASELINE_REV:-}
+  if [[ $# -gt 0 && $1 != -* ]]; then
+    rev=$1
+    shift
+  fi
+  [[ -n $rev ]] || {
+    echo "bench: compare needs a revision: scripts/bench.sh compare REV (or BASELINE_REV=REV)" >&2
+    exit 2
+  }
+  old_commit=$(git rev-parse --verify "$rev^{commit}")
+  old_name=$(git rev-parse --short "$old_commit")
+  new_name=$(git describe --always --dirty)
+fi
 
 # shellcheck source=scripts/stack.sh
 source scripts/stack.sh
 
 mkdir -p bin
 go build -o bin/duckicelake ./cmd/duckicelake
-[[ $mode == s3 ]] && go build -o bin/s3bench ./bench/cmd/s3bench
+if [[ $mode != raw ]]; then
+  go build -o bin/s3bench ./bench/cmd/s3bench
+  go build -o bin/tcprelay ./bench/cmd/tcprelay
+fi
+[[ $mode == compare ]] && go build -o bin/httpbench ./bench/cmd/httpbench
 scripts/versitygw.sh
-[[ $mode == raw ]] && scripts/venv.sh
+[[ $mode != s3 ]] && scripts/venv.sh
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/duckicelake-bench.XXXXXX")
 # Traversable by the postgres user that owns the private cluster when we are root.
@@ -60,6 +103,46 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+if [[ $mode == compare ]]; then
+  # The other revision's tree, from git's objects: no worktree is registered
+  # in the repository, and the source goes with the temporary directory.
+  echo "== building $old_name ($rev) beside this worktree's $new_name"
+  oldsrc=$scratch/old-src
+  mkdir "$oldsrc"
+  git archive --format=tar "$old_commit" | tar -x -C "$oldsrc"
+  (cd "$oldsrc" && go build -buildvcs=false -o "$scratch/duckicelake-old" ./cmd/duckicelake)
+  go build -o bin/benchcmp ./bench/cmd/benchcmp
+
+  # Go micro-benchmarks of both trees, before the stack starts: each round
+  # runs the old then the new test binary (reversed every other round).
+  go_pkgs=${BENCH_GO_PKGS-./gateway}
+  go_rounds=${BENCH_GO_ROUNDS:-3}
+  for pkg in $go_pkgs; do
+    name=${pkg//[^a-zA-Z0-9]/_}
+    (cd "$oldsrc" && go test -buildvcs=false -c -o "$scratch/$name-old.test" "$pkg")
+    go test -c -o "$scratch/$name-new.test" "$pkg"
+    : >"$scratch/$name-old.txt"
+    : >"$scratch/$name-new.txt"
+    for ((r = 1; r <= go_rounds; r++)); do
+      order=(old new)
+      ((r % 2 == 0)) && order=(new old)
+      for build in "${order[@]}"; do
+        src=$repo
+        [[ $build == old ]] && src=$oldsrc
+        echo "== go test -bench $pkg: round $r/$go_rounds, $build (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+        # A test binary runs in its package's directory, as go test runs it.
+        (cd "$src/$pkg" && "$scratch/$name-$build.test" -test.run '^$' -test.bench "${BENCH_GO_BENCH:-.}" \
+          -test.benchmem -test.benchtime "${BENCH_GO_BENCHTIME:-1s}" -test.count 1) | tee -a "$scratch/$name-$build.txt" |
+          grep '^Benchmark' || true
+      done
+    done
+    echo
+    echo "== $pkg: new ($new_name) / old ($old_name), $go_rounds interleaved runs each"
+    bin/benchcmp "$scratch/$name-old.txt" "$scratch/$name-new.txt"
+    echo
+  done
+fi
+
 stack_up
 
 if [[ $mode == raw ]]; then
@@ -75,22 +158,102 @@ if [[ $mode == raw ]]; then
   exit
 fi
 
-read -r proxyport < <(stack_free_ports 1)
-stack_start_vgw_proxy "127.0.0.1:$proxyport"
+# bench_start_relay starts bench/cmd/tcprelay in front of the backend on a
+# free port and sets BENCH_RELAY_ENDPOINT and BENCH_RELAY_PID.
+bench_start_relay() {
+  local port log=$STACK_DIR/tcprelay.log
+  read -r port < <(stack_free_ports 1)
+  bin/tcprelay -listen "127.0.0.1:$port" -backend "${STACK_S3_ENDPOINT#http://}" >"$log" 2>&1 &
+  BENCH_RELAY_PID=$!
+  stack_track "$BENCH_RELAY_PID"
+  BENCH_RELAY_ENDPOINT=http://127.0.0.1:$port
+  # Through the relay the backend answers: any HTTP status means it relays.
+  if ! stack_wait_http "$BENCH_RELAY_ENDPOINT/" 30 "$BENCH_RELAY_PID"; then
+    cat "$log" >&2
+    stack_die "tcprelay did not come up on 127.0.0.1:$port (log: $log)"
+  fi
+  stack_log "tcprelay: $BENCH_RELAY_ENDPOINT -> $STACK_S3_ENDPOINT (pid $BENCH_RELAY_PID)"
+}
 
-# The last field names the process whose resident memory s3bench samples.
-targets=(-target "direct|$STACK_S3_ENDPOINT|$STACK_S3_ACCESS_KEY|$STACK_S3_SECRET_KEY||$STACK_S3_PID")
-if [[ ${STACK_GATEWAY_UP:-0} == 1 ]]; then
+# bench_start_serve BIN NAME starts one more `serve` of BIN on the stack's
+# config (same backend, catalog and keys) on free ports, and sets
+# BENCH_SERVE_GATEWAY, BENCH_SERVE_ADMIN and BENCH_SERVE_PID.
+bench_start_serve() {
+  local bin=$1 name=$2 gw admin log=$STACK_DIR/duckicelake-$2.log
+  read -r gw admin < <(stack_free_ports 2)
+  "$bin" serve --config "$STACK_CONFIG" -gateway.listen "127.0.0.1:$gw" -catalog.listen "127.0.0.1:$admin" >"$log" 2>&1 &
+  BENCH_SERVE_PID=$!
+  stack_track "$BENCH_SERVE_PID"
+  BENCH_SERVE_GATEWAY=127.0.0.1:$gw
+  BENCH_SERVE_ADMIN=127.0.0.1:$admin
+  if ! STACK_WAIT_OK=1 stack_wait_http "http://$BENCH_SERVE_ADMIN/readyz" 30 "$BENCH_SERVE_PID"; then
+    tail -n 20 "$log" >&2
+    stack_die "serve ($name) did not become ready (log: $log)"
+  fi
+  stack_log "serve ($name): gateway http://$BENCH_SERVE_GATEWAY, admin http://$BENCH_SERVE_ADMIN (pid $BENCH_SERVE_PID)"
+}
+
+# bench_gateway_target NAME ADDR PID prints an s3bench -target for a gateway,
+# with a credential minted for the bench prefix.
+bench_gateway_target() {
+  local creds key secret token
   creds=$("$STACK_BIN" creds mint --config "$STACK_CONFIG" --principal bench \
     --grant "$STACK_BUCKET:bench/:rw" --ttl 12h --format env)
   key=$(sed -n 's/^AWS_ACCESS_KEY_ID=//p' <<<"$creds")
   secret=$(sed -n 's/^AWS_SECRET_ACCESS_KEY=//p' <<<"$creds")
   token=$(sed -n 's/^AWS_SESSION_TOKEN=//p' <<<"$creds")
-  targets+=(-target "gateway|http://$STACK_GATEWAY_ADDR|$key|$secret|$token|$STACK_GATEWAY_PID")
-else
-  echo "bench: no gateway in this build; measuring the backend and versitygw's proxy only" >&2
+  echo "$1|http://$2|$key|$secret|$token|$3"
+}
+
+bench_start_relay
+# The last field names the process whose resident memory s3bench samples.
+targets=(-target "direct|$STACK_S3_ENDPOINT|$STACK_S3_ACCESS_KEY|$STACK_S3_SECRET_KEY||$STACK_S3_PID")
+# The relay is transparent: its clients sign for the backend's own keys.
+targets+=(-target "relay|$BENCH_RELAY_ENDPOINT|$STACK_S3_ACCESS_KEY|$STACK_S3_SECRET_KEY||$BENCH_RELAY_PID")
+vs=direct,relay
+
+if [[ $mode == compare ]]; then
+  [[ ${STACK_GATEWAY_UP:-0} == 1 && $STACK_CATALOG == 1 ]] || stack_die "the stack has no gateway and catalog"
+  bench_start_serve "$scratch/duckicelake-old" old
+  old_gateway=$BENCH_SERVE_GATEWAY old_admin=$BENCH_SERVE_ADMIN
+  targets+=(-target "$(bench_gateway_target "gateway-old" "$old_gateway" "$BENCH_SERVE_PID")")
+  targets+=(-target "$(bench_gateway_target "gateway-new" "$STACK_GATEWAY_ADDR" "$STACK_GATEWAY_PID")")
+  vs+=,gateway-old
+  echo "== gateway: old = $old_name (serve pid $BENCH_SERVE_PID), new = $new_name (pid $STACK_GATEWAY_PID); load average $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "== s3bench: direct, relay, gateway-old, gateway-new"
+  bin/s3bench "${targets[@]}" -vs "$vs" -bucket "$STACK_BUCKET" -prefix bench/ "$@"
+
+  echo
+  echo "== LoadTable: writing demo.events (DuckDB, 20 INSERTs through the gateway)"
+  {
+    read -r path
+    read -r token
+  } < <(DUCKICELAKE_TEST_CATALOG_URL=$STACK_CATALOG_URL DUCKICELAKE_TEST_CATALOG_CREDENTIAL=$STACK_CATALOG_CREDENTIAL \
+    DUCKICELAKE_TEST_CATALOG_DSN=$STACK_PG_DSN_KV DUCKICELAKE_TEST_DATA_PATH=$STACK_DATA_PATH \
+    DUCKICELAKE_TEST_GATEWAY=http://$STACK_GATEWAY_ADDR DUCKICELAKE_TEST_CONFIG=$STACK_CONFIG \
+    DUCKICELAKE_TEST_S3_REGION=$STACK_REGION DUCKICELAKE_BIN=$STACK_BIN \
+    .venv/bin/python bench/loadtable.py)
+  [[ -n ${token:-} ]] || stack_die "bench/loadtable.py gave no token"
+  # shellcheck disable=SC2206
+  hflags=(${BENCH_HTTPBENCH_FLAGS:--rounds 5 -duration 5s -warmup 1s})
+  http_targets=(-target "old|http://$old_admin$path" -target "new|$STACK_CATALOG_URL$path")
+  echo "== LoadTable cache hit, c=32 (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+  bin/httpbench "${http_targets[@]}" -vs old -c 32 -header "Authorization: Bearer $token" "${hflags[@]}"
+  echo "== LoadTable + vended credentials, c=32 (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+  bin/httpbench "${http_targets[@]}" -vs old -c 32 -header "Authorization: Bearer $token" \
+    -header "X-Iceberg-Access-Delegation: vended-credentials" "${hflags[@]}"
+  echo "== done (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+  exit
 fi
+
+if [[ ${STACK_GATEWAY_UP:-0} == 1 ]]; then
+  targets+=(-target "$(bench_gateway_target gateway "$STACK_GATEWAY_ADDR" "$STACK_GATEWAY_PID")")
+else
+  echo "bench: no gateway in this build; measuring the backend, the relay and versitygw's proxy only" >&2
+fi
+read -r proxyport < <(stack_free_ports 1)
+stack_start_vgw_proxy "127.0.0.1:$proxyport"
 targets+=(-target "vgw-proxy|$STACK_PROXY_ENDPOINT|$STACK_S3_ACCESS_KEY|$STACK_S3_SECRET_KEY||$STACK_PROXY_PID")
 
-echo "== s3bench: $(printf "%s\n" "${targets[@]}" | grep "|" | cut -d"|" -f1 | paste -sd, -)"
-bin/s3bench "${targets[@]}" -bucket "$STACK_BUCKET" -prefix bench/ "$@"
+echo "== s3bench: $(printf "%s\n" "${targets[@]}" | grep "|" | cut -d"|" -f1 | paste -sd, -) (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+bin/s3bench "${targets[@]}" -vs "$vs" -bucket "$STACK_BUCKET" -prefix bench/ "$@"

@@ -1,12 +1,20 @@
 // Command s3bench measures S3 endpoints side by side in one run: the same
 // operations, concurrency and objects against each target, interleaved round
-// by round so that drift on a shared machine hits every target alike, and
-// reported as ratios to the first target (the backend direct).
+// by round (in reverse order every other round: bench.Order) so that drift on
+// a shared machine hits every target alike, and
+// reported as ratios to reference targets (-vs: the backend direct by
+// default; scripts/bench.sh adds the bare relay, the floor any proxy hop
+// reaches, and in compare mode the other build's gateway). Every ratio is
+// also given per round — min, median and max over the rounds of the ratio
+// of the two targets measured one after the other — so that a figure says
+// how often it is reached, not only its best case.
 //
 // Usage:
 //
 //	s3bench -target 'direct|http://127.0.0.1:7070|AK|SK|' \
+//	        -target 'relay|http://127.0.0.1:7071|AK|SK|' \
 //	        -target 'gateway|http://127.0.0.1:9000|AK|SK|TOKEN' \
+//	        -vs direct,relay \
 //	        -bucket lake -prefix bench/ -ops get1k,put1k,head,list -duration 5s -rounds 3
 //
 // Requests are signed with duckicelake's own SigV4 signer and sent with
@@ -30,6 +38,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/duckicelake/duckicelake/bench"
 
 	"github.com/duckicelake/duckicelake/sigv4"
 )
@@ -68,7 +78,8 @@ var ops = map[string]opSpec{
 
 func main() {
 	var targets targetList
-	flag.Var(&targets, "target", "name|endpoint|access key|secret|session token[|pid to sample RSS of] (repeatable; the first is the baseline)")
+	flag.Var(&targets, "target", "name|endpoint|access key|secret|session token[|pid to sample RSS of] (repeatable; the first prepares the objects)")
+	vs := flag.String("vs", "", "targets to report ratios against, comma-separated (default: the first)")
 	bucket := flag.String("bucket", "lake", "bucket")
 	prefix := flag.String("prefix", "bench/", "key prefix (the gateway credential must grant it rwl)")
 	opList := flag.String("ops", "get1k,put1k,head,list,get64m,put64m", "operations, comma-separated")
@@ -91,7 +102,19 @@ func main() {
 		}
 		ts = append(ts, t)
 	}
-	b := &bench{bucket: *bucket, prefix: *prefix, duration: *duration}
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = t.name
+	}
+	refs, err := bench.References(names, *vs)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "s3bench:", err)
+		os.Exit(2)
+	}
+	if len(refs) == 0 {
+		refs = []int{0}
+	}
+	b := &runner{bucket: *bucket, prefix: *prefix, duration: *duration}
 	for _, name := range strings.Split(*opList, ",") {
 		op, ok := ops[strings.TrimSpace(name)]
 		if !ok {
@@ -107,15 +130,18 @@ func main() {
 			os.Exit(1)
 		}
 		res := make([]result, len(ts))
+		perRound := make([][]result, len(ts))
 		for r := 0; r < *rounds; r++ {
-			for i, t := range ts {
+			for _, i := range bench.Order(len(ts), r) {
+				t := ts[i]
 				fmt.Fprintf(os.Stderr, "  %s round %d/%d %s …", op.name, r+1, *rounds, t.name)
 				got := b.run(t, op)
 				fmt.Fprintf(os.Stderr, " %s\n", got.summary(op))
 				res[i].add(got)
+				perRound[i] = append(perRound[i], got)
 			}
 		}
-		report(op, ts, res)
+		report(op, ts, names, refs, res, perRound)
 	}
 }
 
@@ -154,7 +180,7 @@ func parseTarget(spec, region string) (*target, error) {
 	}, nil
 }
 
-type bench struct {
+type runner struct {
 	bucket, prefix string
 	duration       time.Duration
 	payload        []byte
@@ -219,14 +245,14 @@ func sampleRSS(ctx context.Context, pid int, peak *atomic.Int64) {
 	}
 }
 
-func (b *bench) key(op opSpec, i int) string {
+func (b *runner) key(op opSpec, i int) string {
 	return b.prefix + op.name + "/obj-" + strconv.Itoa(i)
 }
 
 const objectsPerOp = 64
 
 // prepare writes the objects that reads will fetch, through the baseline.
-func (b *bench) prepare(t *target, op opSpec) error {
+func (b *runner) prepare(t *target, op opSpec) error {
 	// list reads the get1k objects, which it writes itself when run alone.
 	if need := max(op.size, 1<<10); need > len(b.payload) {
 		b.payload = make([]byte, need)
@@ -254,7 +280,7 @@ func (b *bench) prepare(t *target, op opSpec) error {
 	return nil
 }
 
-func (b *bench) run(t *target, op opSpec) result {
+func (b *runner) run(t *target, op opSpec) result {
 	var reqs, bytesDone, errs atomic.Int64
 	var firstErr atomic.Value
 	ctx, cancel := context.WithTimeout(context.Background(), b.duration)
@@ -320,7 +346,7 @@ func (b *bench) run(t *target, op opSpec) result {
 var errStatus = errors.New("unexpected status")
 
 // do sends one signed request; for reads it drains the body and reports its size in n.
-func (b *bench) do(t *target, method, key, query string, body []byte, n *int) error {
+func (b *runner) do(t *target, method, key, query string, body []byte, n *int) error {
 	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
@@ -388,26 +414,38 @@ func (b *bench) do(t *target, method, key, query string, body []byte, n *int) er
 	return nil
 }
 
-func report(op opSpec, ts []*target, res []result) {
+func report(op opSpec, ts []*target, names []string, refs []int, res []result, perRound [][]result) {
 	unit := "req/s"
+	value := func(r result) float64 { return r.reqPerSec() }
 	if op.large {
 		unit = "MiB/s"
+		value = func(r result) float64 { return r.mbPerSec() }
 	}
-	fmt.Printf("\n%s (c=%d)\n", op.name, op.concurrency)
-	fmt.Printf("| target | %s | vs %s | peak RSS MiB | errors |\n|---|---:|---:|---:|---:|\n", unit, ts[0].name)
-	value := func(r result) float64 {
-		if op.large {
-			return r.mbPerSec()
-		}
-		return r.reqPerSec()
-	}
-	base := value(res[0])
+	fmt.Printf("\n%s (c=%d, %d rounds of %s per target, interleaved)\n", op.name, op.concurrency, len(perRound[0]), perRound[0][0].elapsed.Round(time.Second))
+	head, align := bench.RatioColumns(names, refs)
+	fmt.Printf("| target | %s | per round min / median / max |%s peak RSS MiB | errors |\n", unit, head)
+	fmt.Printf("|---|---:|---:|%s---:|---:|\n", align)
+	vals := make([][]float64, len(ts))
 	for i := range ts {
-		v := value(res[i])
+		for _, r := range perRound[i] {
+			vals[i] = append(vals[i], value(r))
+		}
+	}
+	for i := range ts {
+		sp := bench.SpreadOf(vals[i])
 		rss := "–"
 		if res[i].peakRSS > 0 {
 			rss = fmt.Sprintf("%.1f", float64(res[i].peakRSS)/(1<<20))
 		}
-		fmt.Printf("| %s | %.1f | %.2f× | %s | %d |\n", ts[i].name, v, v/base, rss, res[i].errors)
+		fmt.Printf("| %s | %.1f | %.0f / %.0f / %.0f |", ts[i].name, value(res[i]), sp.Min, sp.Median, sp.Max)
+		for _, ri := range refs {
+			if ri == i {
+				fmt.Printf(" 1.00× |")
+				continue
+			}
+			// Each round's pair was measured minutes apart at most.
+			fmt.Printf(" %s |", bench.Ratios(vals[i], vals[ri]).Ratio())
+		}
+		fmt.Printf(" %s | %d |\n", rss, res[i].errors)
 	}
 }
