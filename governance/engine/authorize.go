@@ -5,6 +5,7 @@ import (
 
 	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/governance/plan"
+	"github.com/duckicelake/duckicelake/internal/tableindex"
 )
 
 // Reasons the engine gives. They name no table and no value: the caller
@@ -65,58 +66,51 @@ func (e *Engine) AuthorizeBatch(ctx context.Context, p *governance.Principal, a 
 }
 
 func (e *Engine) authorizeS3(ctx context.Context, p *governance.Principal, a governance.Action, r *governance.Resource) (governance.Decision, error) {
-	idx := e.cfg.Index
-	if idx == nil {
+	if e.cfg.Index == nil {
 		return governance.Allowed(reasonGoverned), nil
 	}
+	idx := e.cfg.Index.Index() // one snapshot for every lookup of this decision
 	if a == governance.ActionListObjects {
-		// A listing shows the keys of every table under its prefix, and of
-		// the table the prefix lies in.
-		if m, ok := idx.Lookup(r.Bucket, r.Key); ok {
-			if d, err := e.decideRef(ctx, p, a, m); err != nil || !d.Allow {
-				return d, err
-			}
+		// A listing shows the keys of the table the prefix lies in and of
+		// every table under it.
+		if d, err := e.decideKey(ctx, p, a, idx, r.Bucket, r.Key); err != nil || !d.Allow {
+			return d, err
 		}
-		var d governance.Decision
 		var err error
 		allowed := true
-		idx.Under(r.Bucket, r.Key, func(t TableRef) bool {
+		idx.Under(r.Bucket, r.Key, func(t *tableindex.Table) bool {
 			var td governance.Decision
 			td, err = e.decideTable(ctx, p, a, t.ID)
-			if err != nil || !td.Allow {
-				allowed = false
-				return false
-			}
-			return true
+			allowed = err == nil && td.Allow
+			return allowed
 		})
 		if err != nil {
-			return d, err
+			return governance.Decision{}, err
 		}
 		if !allowed {
 			return governance.Denied(reasonListHidden), nil
 		}
 		return governance.Allowed(reasonGoverned), nil
 	}
-	m, ok := idx.Lookup(r.Bucket, r.Key)
+	return e.decideKey(ctx, p, a, idx, r.Bucket, r.Key)
+}
+
+// decideKey decides the table key belongs to and, when other tables claim
+// it too, each of them: every claimant must allow.
+func (e *Engine) decideKey(ctx context.Context, p *governance.Principal, a governance.Action, idx *tableindex.Index, bucket, key []byte) (governance.Decision, error) {
+	m, ok := idx.Lookup(bucket, key)
 	if !ok {
 		return governance.Allowed(reasonGoverned), nil
 	}
-	return e.decideRef(ctx, p, a, m)
-}
-
-// decideRef decides a key's table and, when other tables claim it too,
-// each of them: every claimant must allow.
-func (e *Engine) decideRef(ctx context.Context, p *governance.Principal, a governance.Action, m TableRef) (governance.Decision, error) {
-	d, err := e.decideTable(ctx, p, a, m.ID)
+	d, err := e.decideTable(ctx, p, a, m.Table.ID)
 	if err != nil || !d.Allow || !m.Shared {
 		return d, err
 	}
-	for _, id := range m.Others {
-		if od, err := e.decideTable(ctx, p, a, id); err != nil || !od.Allow {
-			return od, err
-		}
-	}
-	return d, nil
+	idx.Claimants(bucket, key, func(t *tableindex.Table) bool {
+		d, err = e.decideTable(ctx, p, a, t.ID)
+		return err == nil && d.Allow
+	})
+	return d, err
 }
 
 // decideTable decides a on table id for p, from the decision cache when

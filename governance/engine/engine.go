@@ -15,25 +15,13 @@ import (
 	"github.com/duckicelake/duckicelake/governance/model"
 	"github.com/duckicelake/duckicelake/governance/plan"
 	"github.com/duckicelake/duckicelake/governance/store"
+	"github.com/duckicelake/duckicelake/internal/tableindex"
 )
 
-// KeyIndex maps S3 keys to the DuckLake tables they belong to.
+// KeyIndex is where the engine finds the table an S3 key belongs to:
+// *tableindex.Live in production.
 type KeyIndex interface {
-	// Lookup finds the table key of bucket belongs to.
-	Lookup(bucket, key []byte) (TableRef, bool)
-	// Under calls fn for every table whose directory lies within the
-	// listing of prefix in bucket, until fn returns false.
-	Under(bucket, prefix []byte, fn func(TableRef) bool)
-}
-
-// TableRef is a table as the key index knows it.
-type TableRef struct {
-	ID, SchemaID int64
-	// Shared: another table claims the key too (nested directories, a
-	// file referenced by several tables).
-	Shared bool
-	// Others lists the other claimants' ids when Shared.
-	Others []int64
+	Index() *tableindex.Index
 }
 
 // Config configures an Engine.
@@ -46,7 +34,9 @@ type Config struct {
 	// the process's life, so the answer is cached with the grants.
 	ClientRoles func(principal string) []string
 	// Index maps S3 keys to tables; nil: S3 requests are decided by the
-	// credential's scope alone (no catalog).
+	// credential's scope alone (no catalog). A key not in the index yet
+	// (a file a table references by absolute path, committed moments
+	// ago) is decided by scope until the eager path has refreshed it.
 	Index KeyIndex
 	// AgentAirtight holds agent sessions to the airtight tier whenever a
 	// restriction applies to them.

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"testing"
 
@@ -11,45 +10,20 @@ import (
 	"github.com/duckicelake/duckicelake/governance/model"
 	"github.com/duckicelake/duckicelake/governance/sqlcheck"
 	"github.com/duckicelake/duckicelake/governance/store"
+	"github.com/duckicelake/duckicelake/internal/tableindex"
 )
 
-// dirIndex is a KeyIndex over fixed table directories, for unit tests of
-// the engine's decisions (the real index is internal/tableindex).
-type dirIndex struct {
-	bucket string
-	dirs   map[string]TableRef // prefix ending in '/' → table
-}
+// liveIndex is a fixed key → table index (the real internal/tableindex,
+// built from the test catalog's tables at data/<schema>/<table>/).
+type liveIndex struct{ x *tableindex.Index }
 
-func (x *dirIndex) Lookup(bucket, key []byte) (TableRef, bool) {
-	if string(bucket) != x.bucket {
-		return TableRef{}, false
-	}
-	var best string
-	var ref TableRef
-	for d, r := range x.dirs {
-		if bytes.HasPrefix(key, []byte(d)) && len(d) > len(best) {
-			best, ref = d, r
-		}
-	}
-	return ref, best != ""
-}
-
-func (x *dirIndex) Under(bucket, prefix []byte, fn func(TableRef) bool) {
-	if string(bucket) != x.bucket {
-		return
-	}
-	for d, r := range x.dirs {
-		if bytes.HasPrefix([]byte(d), prefix) && !fn(r) {
-			return
-		}
-	}
-}
+func (l *liveIndex) Index() *tableindex.Index { return l.x }
 
 type env struct {
 	lake *govtest.Lake
 	adm  *admin.Service
 	eng  *Engine
-	idx  *dirIndex
+	idx  *liveIndex
 	ids  map[string]model.ObjectRef
 }
 
@@ -65,15 +39,21 @@ func newEnv(t *testing.T) *env {
 	t.Cleanup(func() { check.Close() })
 	ctx := context.Background()
 	ev := &env{lake: l, adm: admin.New(l.Store, check), ids: map[string]model.ObjectRef{}}
-	ev.idx = &dirIndex{bucket: "lake", dirs: map[string]TableRef{}}
+	var src tableindex.Source
 	for _, name := range []string{"customers", "orders"} {
 		r, err := l.Store.Resolve(ctx, store.ObjectName{Kind: model.ObjectTable, Schema: "analytics", Table: name})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ev.ids[name] = r.Ref
-		ev.idx.dirs["data/analytics/"+name+"/"] = TableRef{ID: r.Ref.TableID, SchemaID: r.Ref.SchemaID}
+		src.Tables = append(src.Tables, tableindex.Table{ID: r.Ref.TableID, SchemaID: r.Ref.SchemaID, Namespace: "analytics", Name: name,
+			Bucket: "lake", Prefix: "data/analytics/" + name + "/"})
 	}
+	// orders also references a file inside customers' directory: both
+	// tables claim it.
+	src.Files = append(src.Files, tableindex.File{TableID: ev.ids["orders"].TableID, Kind: tableindex.DataFile, Bucket: "lake",
+		Key: "data/analytics/customers/shared.parquet"})
+	ev.idx = &liveIndex{x: tableindex.Build(src)}
 	ev.eng, err = New(ctx, Config{Store: l.Store, Index: ev.idx, AgentAirtight: true,
 		ClientRoles: func(p string) []string {
 			if p == "etl" {
@@ -113,6 +93,7 @@ func TestAllowlistEverywhere(t *testing.T) {
 	meta := governance.ObjectResource([]byte("lake"), []byte("data/analytics/customers/metadata/v3.metadata.json"))
 	list := governance.ObjectResource([]byte("lake"), []byte("data/analytics/"))
 	other := governance.ObjectResource([]byte("lake"), []byte("data/analytics/orders/x.parquet"))
+	shared := governance.ObjectResource([]byte("lake"), []byte("data/analytics/customers/shared.parquet"))
 	tests := []struct {
 		who    *governance.Principal
 		action governance.Action
@@ -127,6 +108,8 @@ func TestAllowlistEverywhere(t *testing.T) {
 		{human("bob"), governance.ActionDeleteObject, key, false, false},
 		{human("bob"), governance.ActionListObjects, list, false, false},
 		{human("bob"), governance.ActionReadObject, other, true, false},
+		// orders' file inside customers' directory: every claimant decides.
+		{human("bob"), governance.ActionReadObject, shared, false, false},
 		{human("ann"), governance.ActionLoadTable, table, true, false},
 		{human("ann"), governance.ActionReadObject, key, true, false},
 		{human("ann"), governance.ActionListObjects, list, true, false},

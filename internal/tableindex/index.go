@@ -140,6 +140,8 @@ type bucket struct {
 	depths uint64
 	// root is whether "" is a directory (a table at the bucket's root).
 	root bool
+	// sorted lists the directory prefixes in order, for Under.
+	sorted []string
 }
 
 type entry struct {
@@ -147,6 +149,9 @@ type entry struct {
 	via    Via
 	end    int64
 	shared bool
+	// others are the further tables on the same directory, or referencing
+	// the same file (Claimants reports them).
+	others []*Table
 }
 
 // Build builds the index of src. Tables are kept by id; a table without a
@@ -190,6 +195,7 @@ func Build(src Source) *Index {
 			// Two tables on one directory: the first (lowest id) answers,
 			// marked shared.
 			e.shared = true
+			e.others = append(e.others, t)
 			b.dirs[t.Prefix] = e
 			continue
 		}
@@ -236,6 +242,9 @@ func Build(src Source) *Index {
 		if prev, dup := b.files[f.Key]; dup {
 			if prev.table != t {
 				prev.shared = true
+				if !slices.Contains(prev.others, t) {
+					prev.others = append(prev.others, t)
+				}
 			} else if prev.end != 0 && (e.end == 0 || e.end > prev.end) {
 				prev.end = e.end // the same file twice: it lasts as long as the longer
 			}
@@ -244,6 +253,13 @@ func Build(src Source) *Index {
 		}
 		b.files[f.Key] = e
 		x.files++
+	}
+	for _, b := range x.buckets {
+		b.sorted = make([]string, 0, len(b.dirs))
+		for prefix := range b.dirs {
+			b.sorted = append(b.sorted, prefix)
+		}
+		slices.Sort(b.sorted)
 	}
 	return x
 }
@@ -306,6 +322,72 @@ func (x *Index) Lookup(bucketName, key []byte) (Match, bool) {
 		return b.dirs[""].match(), true
 	}
 	return Match{}, false
+}
+
+// Claimants calls fn for every table that claims key in bucket, until fn
+// returns false: the tables referencing it as a file, and every table whose
+// directory contains it, at any depth, including several tables on one
+// directory. It is what a decision needs when Lookup says Shared: failing
+// closed means every claimant must allow.
+func (x *Index) Claimants(bucketName, key []byte, fn func(*Table) bool) {
+	if x == nil {
+		return
+	}
+	b := x.buckets[string(bucketName)]
+	if b == nil {
+		return
+	}
+	emit := func(e entry) bool {
+		if !fn(e.table) {
+			return false
+		}
+		for _, t := range e.others {
+			if !fn(t) {
+				return false
+			}
+		}
+		return true
+	}
+	if b.files != nil {
+		if e, ok := b.files[string(key)]; ok && !emit(e) {
+			return
+		}
+	}
+	end := min(len(key), b.maxDir)
+	for i := bytes.LastIndexByte(key[:end], '/'); i >= 0; i = bytes.LastIndexByte(key[:i], '/') {
+		if e, ok := b.dirs[string(key[:i+1])]; ok && !emit(e) {
+			return
+		}
+	}
+	if b.root {
+		emit(b.dirs[""])
+	}
+}
+
+// Under calls fn for every table whose directory a listing of prefix in
+// bucket would show files of — the directory starts with prefix — until fn
+// returns false. The table a prefix lies inside is Lookup's (or
+// Claimants') to report.
+func (x *Index) Under(bucketName, prefix []byte, fn func(*Table) bool) {
+	if x == nil {
+		return
+	}
+	b := x.buckets[string(bucketName)]
+	if b == nil {
+		return
+	}
+	i, _ := slices.BinarySearch(b.sorted, string(prefix))
+	for ; i < len(b.sorted) && strings.HasPrefix(b.sorted[i], string(prefix)); i++ {
+		e := b.dirs[b.sorted[i]]
+		if !fn(e.table) {
+			return
+		}
+		for _, t := range e.others {
+			if !fn(t) {
+				return
+			}
+		}
+	}
 }
 
 func (e entry) match() Match {

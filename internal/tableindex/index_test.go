@@ -264,3 +264,44 @@ func TestSharedNesting(t *testing.T) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }
+
+func TestClaimantsAndUnder(t *testing.T) {
+	x := Build(Source{Snapshot: 1, Tables: []Table{
+		{ID: 1, Namespace: "a", Name: "t", Bucket: "lake", Prefix: "data/a/t/"},
+		{ID: 2, Namespace: "a", Name: "t_sub", Bucket: "lake", Prefix: "data/a/t/sub/"},
+		{ID: 3, Namespace: "a", Name: "twin", Bucket: "lake", Prefix: "data/a/t/sub/"},
+		{ID: 4, Namespace: "a", Name: "t2", Bucket: "lake", Prefix: "data/a/t2/"},
+		{ID: 5, Namespace: "b", Name: "s", Bucket: "lake", Prefix: "data/b/s/"},
+		{ID: 6, Namespace: "b", Name: "x", Bucket: "other", Prefix: "data/a/t/"},
+	}, Files: []File{
+		{TableID: 5, Kind: DataFile, Bucket: "lake", Key: "ext/f.parquet"},
+		{TableID: 4, Kind: DataFile, Bucket: "lake", Key: "ext/f.parquet"},
+	}})
+	ids := func(f func(fn func(*Table) bool)) []int64 {
+		var out []int64
+		f(func(t *Table) bool { out = append(out, t.ID); return true })
+		slices.Sort(out)
+		return out
+	}
+	tests := []struct {
+		name string
+		got  []int64
+		want []int64
+	}{
+		{"nested and twin directories", ids(func(fn func(*Table) bool) { x.Claimants([]byte("lake"), []byte("data/a/t/sub/f.parquet"), fn) }), []int64{1, 2, 3}},
+		{"one table", ids(func(fn func(*Table) bool) { x.Claimants([]byte("lake"), []byte("data/a/t2/f"), fn) }), []int64{4}},
+		{"file of two tables", ids(func(fn func(*Table) bool) { x.Claimants([]byte("lake"), []byte("ext/f.parquet"), fn) }), []int64{4, 5}},
+		{"unclaimed", ids(func(fn func(*Table) bool) { x.Claimants([]byte("lake"), []byte("data/c/f"), fn) }), nil},
+		{"under a namespace", ids(func(fn func(*Table) bool) { x.Under([]byte("lake"), []byte("data/a/"), fn) }), []int64{1, 2, 3, 4}},
+		{"under a partial name", ids(func(fn func(*Table) bool) { x.Under([]byte("lake"), []byte("data/a/t"), fn) }), []int64{1, 2, 3, 4}},
+		{"under a table", ids(func(fn func(*Table) bool) { x.Under([]byte("lake"), []byte("data/a/t/"), fn) }), []int64{1, 2, 3}},
+		{"under everything", ids(func(fn func(*Table) bool) { x.Under([]byte("lake"), nil, fn) }), []int64{1, 2, 3, 4, 5}},
+		{"other bucket", ids(func(fn func(*Table) bool) { x.Under([]byte("other"), []byte("data/"), fn) }), []int64{6}},
+		{"nil index", ids(func(fn func(*Table) bool) { (*Index)(nil).Under([]byte("lake"), nil, fn) }), nil},
+	}
+	for _, tt := range tests {
+		if !slices.Equal(tt.got, tt.want) {
+			t.Errorf("%s: %v, want %v", tt.name, tt.got, tt.want)
+		}
+	}
+}
