@@ -103,12 +103,13 @@ func AuthorizeEach(ctx context.Context, az Authorizer, p *Principal, a Action, r
 
 // Reasons ScopeOnly gives.
 const (
-	reasonScope       = "within the credential's scope; no governance policy applies"
-	reasonNoRead      = "the token may not read the namespace"
-	reasonNoWrite     = "the token may not change the namespace"
-	reasonNoAdmin     = "the token may not change the catalog (it needs write on every namespace)"
-	reasonNoScopes    = "the credential carries no catalog scopes"
-	reasonUnknownVerb = "unknown action"
+	reasonScope        = "within the credential's scope; no governance policy applies"
+	reasonNoRead       = "the token may not read the namespace"
+	reasonNoWrite      = "the token may not change the namespace"
+	reasonNoAdmin      = "the token may not change the catalog (it needs write on every namespace)"
+	reasonNoScopes     = "the credential carries no catalog scopes"
+	reasonUnknownVerb  = "unknown action"
+	reasonNoGovernance = "the token has no governance scope for this (governance:read or governance:admin)"
 )
 
 // ScopeOnly is the Authorizer that enforces the credential's own scope and
@@ -136,6 +137,17 @@ func ScopeDecision(p *Principal, a Action, r *Resource) Decision {
 		return Denied(reasonUnknownVerb)
 	}
 	if a.IsS3() {
+		return Allowed(reasonScope)
+	}
+	switch a {
+	case ActionReadGovernance, ActionAdminGovernance:
+		need := GovRead
+		if a == ActionAdminGovernance {
+			need = GovAdmin
+		}
+		if !p.Scopes.Governs(need) {
+			return Denied(reasonNoGovernance)
+		}
 		return Allowed(reasonScope)
 	}
 	need, every := a.Needs()

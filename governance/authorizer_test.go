@@ -29,6 +29,8 @@ func TestScopeDecision(t *testing.T) {
 		{"every-namespace writer creates namespaces", every, ActionCreateNamespace, "new", true, reasonScope},
 		{"signing: the handler decides by operation", read, ActionSignRequest, "a", true, reasonScope},
 		{"unknown action", AllScopes, ActionUnknown, "a", false, reasonUnknownVerb},
+		{"governance read without the scope", every, ActionReadGovernance, "", false, reasonNoGovernance},
+		{"governance admin with *", AllScopes, ActionAdminGovernance, "", true, reasonScope},
 		{"out of range", AllScopes, actionEnd + 3, "a", false, reasonUnknownVerb},
 	}
 	for _, tt := range tests {

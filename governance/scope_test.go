@@ -13,20 +13,24 @@ func TestParseScope(t *testing.T) {
 		want Scope
 		err  string
 	}{
-		{in: "*", want: Scope{AnyNamespace: true, Cap: CapAll}},
+		{in: "*", want: Scope{AnyNamespace: true, Cap: CapAll, Gov: GovRead | GovAdmin, Broker: true}},
 		{in: "ns:sales:r", want: Scope{Namespace: "sales", Cap: CapRead}},
 		{in: "ns:sales:w", want: Scope{Namespace: "sales", Cap: CapWrite}},
 		{in: "ns:sales:rw", want: Scope{Namespace: "sales", Cap: CapAll}},
 		{in: "ns:sales:*", want: Scope{Namespace: "sales", Cap: CapAll}},
 		{in: "ns:*:r", want: Scope{AnyNamespace: true, Cap: CapRead}},
 		{in: "ns:a:b:r", want: Scope{Namespace: "a:b", Cap: CapRead}},
-		{in: "ns::r", err: "want * or"},
-		{in: "ns:sales", err: "want * or"},
+		{in: "governance:read", want: Scope{Gov: GovRead}},
+		{in: "governance:admin", want: Scope{Gov: GovRead | GovAdmin}},
+		{in: "broker", want: Scope{Broker: true}},
+		{in: "governance:write", err: "want *,"},
+		{in: "ns::r", err: "want *,"},
+		{in: "ns:sales", err: "want *,"},
 		{in: "ns:sales:x", err: "capability"},
 		{in: "ns:sales:", err: "capability"},
-		{in: "sales:r", err: "want * or"},
-		{in: "catalog", err: "want * or"},
-		{in: "", err: "want * or"},
+		{in: "sales:r", err: "want *,"},
+		{in: "catalog", err: "want *,"},
+		{in: "", err: "want *,"},
 	}
 	for _, tt := range tests {
 		got, err := ParseScope(tt.in)
@@ -85,7 +89,12 @@ func TestScopesCovers(t *testing.T) {
 		{[]string{"ns:sales:r", "ns:sales:w"}, "ns:sales:rw", true},
 		{[]string{"ns:sales:r"}, "ns:sales:w", false},
 		{[]string{"ns:sales:r"}, "ns:*:r", false},
-		{[]string{"ns:*:rw"}, "*", true},
+		// "*" is also governance admin and broker: every namespace is not all.
+		{[]string{"ns:*:rw"}, "*", false},
+		{[]string{"*"}, "governance:admin", true},
+		{[]string{"governance:admin"}, "governance:read", true},
+		{[]string{"governance:read"}, "governance:admin", false},
+		{[]string{"ns:*:rw"}, "broker", false},
 		{[]string{"ns:sales:rw"}, "*", false},
 		{[]string{"*"}, "ns:hr:w", true},
 	}

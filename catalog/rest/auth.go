@@ -25,25 +25,22 @@ type Principal struct {
 	Scopes  []string
 	Expiry  time.Time
 
-	scopes scopeSet
-	// gov are the same scopes as governance reads them: the remote
-	// signer's admission (governance.AdmitS3) judges by them.
+	// gov are the parsed scopes (governance's grammar).
 	gov governance.Scopes
 }
 
 // devPrincipal is the caller in dev mode when no token is sent.
-var devPrincipal = &Principal{Subject: "dev", Scopes: []string{"*"}, scopes: scopeSet{{anyNS: true, cap: capAll}},
-	gov: governance.AllScopes}
+var devPrincipal = &Principal{Subject: "dev", Scopes: []string{"*"}, gov: governance.AllScopes}
 
 // CanRead reports whether p may read namespace ns.
-func (p *Principal) CanRead(ns string) bool { return p.scopes.allows(ns, capRead) }
+func (p *Principal) CanRead(ns string) bool { return p.gov.CanRead(ns) }
 
 // CanWrite reports whether p may change namespace ns.
-func (p *Principal) CanWrite(ns string) bool { return p.scopes.allows(ns, capWrite) }
+func (p *Principal) CanWrite(ns string) bool { return p.gov.CanWrite(ns) }
 
 // canAdmin reports whether p may create or drop namespaces: write on every
 // namespace.
-func (p *Principal) canAdmin() bool { return p.scopes.allows("", capWrite) }
+func (p *Principal) canAdmin() bool { return p.gov.CanAdmin() }
 
 // issuer is the iss claim of the catalog's tokens.
 const issuer = "duckicelake"
@@ -103,15 +100,11 @@ func (s *Server) verifyToken(tok []byte) (*Principal, error) {
 			return nil, notAuthorized("invalid access token")
 		}
 	}
-	scopes, err := parseScopes(c.Scopes)
-	if err != nil {
-		return nil, notAuthorized("invalid access token: %v", err)
-	}
 	gov, err := governance.ParseScopes(c.Scopes)
 	if err != nil {
 		return nil, notAuthorized("invalid access token: %v", err)
 	}
-	p := &Principal{Subject: c.Subject, Roles: c.Roles, Scopes: c.Scopes, Expiry: c.ExpiresAt.Time, scopes: scopes, gov: gov}
+	p := &Principal{Subject: c.Subject, Roles: c.Roles, Scopes: c.Scopes, Expiry: c.ExpiresAt.Time, gov: gov}
 	s.tokens.put(tok, p)
 	return p, nil
 }
@@ -299,20 +292,20 @@ func (s *Server) writeToken(ctx *fasthttp.RequestCtx, sub string, scopes, roles 
 // other scope requested the token gets everything allowed. Otherwise each
 // requested scope must be covered by the allowed ones.
 func grantScopes(allowed []string, requested string) ([]string, error) {
-	have, err := parseScopes(allowed)
+	have, err := governance.ParseScopes(allowed)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, r := range strings.Fields(requested) {
-		if r != "*" && !strings.HasPrefix(r, "ns:") {
+		if !governance.IsScope(r) {
 			continue
 		}
-		sc, err := parseScope(r)
+		sc, err := governance.ParseScope(r)
 		if err != nil {
 			return nil, err
 		}
-		if !have.covers(sc) {
+		if !have.Covers(sc) {
 			return nil, fmt.Errorf("scope %q is not allowed for this client", r)
 		}
 		out = append(out, r)

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"github.com/duckicelake/duckicelake/governance"
 	"strings"
 	"time"
 )
@@ -161,7 +162,7 @@ func ParseClients(s string) ([]Client, error) {
 		if len(fields) > 1 {
 			c.Scopes = strings.Fields(fields[1])
 			for _, sc := range c.Scopes {
-				if _, err := parseScope(sc); err != nil {
+				if _, err := governance.ParseScope(sc); err != nil {
 					return nil, fmt.Errorf("rest: OAuth client %q: %w", id, err)
 				}
 			}

@@ -224,21 +224,3 @@ func FuzzDecodeNamespace(f *testing.F) {
 		}
 	})
 }
-
-func FuzzParseScope(f *testing.F) {
-	for _, s := range []string{"*", "ns:a:r", "ns:*:rw", "ns:a:b:*", "ns::r", "x"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, in string) {
-		sc, err := parseScope(in)
-		if err != nil {
-			return
-		}
-		if sc.cap == 0 || sc.cap&^capAll != 0 {
-			t.Fatalf("parseScope(%q) = %+v: bad capability", in, sc)
-		}
-		if !sc.anyNS && sc.ns == "" {
-			t.Fatalf("parseScope(%q) = %+v: no namespace", in, sc)
-		}
-	})
-}

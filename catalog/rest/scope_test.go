@@ -6,74 +6,6 @@ import (
 	"testing"
 )
 
-func TestParseScope(t *testing.T) {
-	tests := []struct {
-		in   string
-		want scope
-		err  string
-	}{
-		{in: "*", want: scope{anyNS: true, cap: capAll}},
-		{in: "ns:sales:r", want: scope{ns: "sales", cap: capRead}},
-		{in: "ns:sales:w", want: scope{ns: "sales", cap: capWrite}},
-		{in: "ns:sales:rw", want: scope{ns: "sales", cap: capAll}},
-		{in: "ns:sales:*", want: scope{ns: "sales", cap: capAll}},
-		{in: "ns:*:r", want: scope{anyNS: true, cap: capRead}},
-		{in: "ns:a:b:r", want: scope{ns: "a:b", cap: capRead}},
-		{in: "ns::r", err: "want * or"},
-		{in: "ns:sales", err: "want * or"},
-		{in: "ns:sales:x", err: "capability"},
-		{in: "ns:sales:", err: "capability"},
-		{in: "sales:r", err: "want * or"},
-		{in: "catalog", err: "want * or"},
-		{in: "", err: "want * or"},
-	}
-	for _, tt := range tests {
-		got, err := parseScope(tt.in)
-		if tt.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.err) {
-				t.Errorf("parseScope(%q) = %+v, %v; want error containing %q", tt.in, got, err, tt.err)
-			}
-			continue
-		}
-		if err != nil || got != tt.want {
-			t.Errorf("parseScope(%q) = %+v, %v; want %+v", tt.in, got, err, tt.want)
-		}
-	}
-}
-
-func TestScopeSetAllows(t *testing.T) {
-	tests := []struct {
-		scopes []string
-		ns     string
-		need   capability
-		want   bool
-	}{
-		{[]string{"*"}, "sales", capAll, true},
-		{[]string{"*"}, "", capWrite, true},
-		{[]string{"ns:sales:r"}, "sales", capRead, true},
-		{[]string{"ns:sales:r"}, "sales", capWrite, false},
-		{[]string{"ns:sales:r"}, "hr", capRead, false},
-		{[]string{"ns:sales:r"}, "", capRead, false}, // catalog-level needs a wildcard
-		{[]string{"ns:sales:r", "ns:sales:w"}, "sales", capAll, true},
-		{[]string{"ns:*:r"}, "anything", capRead, true},
-		{[]string{"ns:*:r"}, "anything", capWrite, false},
-		{[]string{"ns:*:w"}, "", capWrite, true},
-		{[]string{"ns:*:r", "ns:sales:w"}, "sales", capAll, true},
-		{[]string{"ns:*:r", "ns:sales:w"}, "hr", capWrite, false},
-		{[]string{"ns:sales:rw"}, "Sales", capRead, false}, // names are case-sensitive
-		{nil, "sales", capRead, false},
-	}
-	for _, tt := range tests {
-		set, err := parseScopes(tt.scopes)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := set.allows(tt.ns, tt.need); got != tt.want {
-			t.Errorf("%v allows(%q, %b) = %v, want %v", tt.scopes, tt.ns, tt.need, got, tt.want)
-		}
-	}
-}
-
 func TestGrantScopes(t *testing.T) {
 	tests := []struct {
 		allowed   []string
@@ -90,10 +22,13 @@ func TestGrantScopes(t *testing.T) {
 		{[]string{"ns:sales:r", "ns:sales:w"}, "ns:sales:rw", []string{"ns:sales:rw"}, ""},
 		{[]string{"ns:sales:r"}, "ns:sales:w", nil, "not allowed"},
 		{[]string{"ns:sales:r"}, "ns:*:r", nil, "not allowed"},
-		{[]string{"ns:*:rw"}, "*", []string{"*"}, ""},
+		// "*" also means governance admin and broker: more than every namespace.
+		{[]string{"ns:*:rw"}, "*", nil, "not allowed"},
+		{[]string{"*"}, "governance:admin", []string{"governance:admin"}, ""},
+		{[]string{"ns:sales:rw"}, "governance:read", nil, "not allowed"},
 		{[]string{"ns:sales:rw"}, "*", nil, "not allowed"},
 		{[]string{"ns:sales:rw"}, "PRINCIPAL_ROLE:ALL", []string{"ns:sales:rw"}, ""},
-		{[]string{"ns:sales:rw"}, "ns:sales", nil, "want * or"},
+		{[]string{"ns:sales:rw"}, "ns:sales", nil, "want *,"},
 		{nil, "", []string{}, ""},
 	}
 	for _, tt := range tests {

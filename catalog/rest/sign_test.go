@@ -117,15 +117,11 @@ func newSignFixture(t *testing.T, authz governance.Authorizer, mod func(*Config)
 
 func principal(t *testing.T, scopes ...string) *Principal {
 	t.Helper()
-	set, err := parseScopes(scopes)
-	if err != nil {
-		t.Fatal(err)
-	}
 	gov, err := governance.ParseScopes(scopes)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Principal{Subject: "tester", Scopes: scopes, scopes: set, gov: gov, Expiry: time.Now().Add(time.Hour)}
+	return &Principal{Subject: "tester", Scopes: scopes, gov: gov, Expiry: time.Now().Add(time.Hour)}
 }
 
 var ordersScope = tableScope{ns: "sales", table: "orders", bucket: "lake", prefix: "data/sales/orders/"}
@@ -720,9 +716,8 @@ func BenchmarkSign(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	set, _ := parseScopes([]string{"ns:sales:rw"})
 	gov, _ := governance.ParseScopes([]string{"ns:sales:rw"})
-	p := &Principal{Subject: "bench", scopes: set, gov: gov, Expiry: time.Now().Add(time.Hour)}
+	p := &Principal{Subject: "bench", gov: gov, Expiry: time.Now().Add(time.Hour)}
 	in := signInput{Method: "GET", URI: "http://127.0.0.1:9000/lake/data/sales/orders/data/00001.parquet",
 		Headers: map[string][]string{"User-Agent": {"bench"}, "Range": {"bytes=0-1023"}}}
 	ctx := context.Background()
