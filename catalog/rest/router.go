@@ -103,6 +103,8 @@ func (s *Server) route(r *request, seg [][]byte) error {
 		return notFound(r)
 	case "views":
 		return s.routeViewRename(r, seg[1:])
+	case "governance":
+		return s.routeGovernance(r, seg[1:])
 	case "transactions":
 		if len(seg) == 2 && string(seg[1]) == "commit" {
 			if method != fasthttp.MethodPost {

@@ -68,6 +68,9 @@ type Deps struct {
 	// request (serve hands both the one it builds); nil is
 	// governance.ScopeOnly.
 	Authorizer governance.Authorizer
+	// Governance enforces and authors tags, masks, row policies, roles and
+	// grants; nil serves no governance routes and governs nothing.
+	Governance *Governance
 	// Logger receives errors; nil discards them.
 	Logger *zap.Logger
 	// Now is the clock; nil is time.Now.
@@ -83,6 +86,7 @@ type Server struct {
 	keyring *creds.Keyring
 	purger  Purger
 	signer  *remoteSigner // nil: remote signing is not configured
+	gov     *Governance   // nil: no governance
 	commits *commit.Catalog
 	objects commit.ObjectReader // nil: no register, no view metadata files
 	log     *zap.Logger
@@ -124,6 +128,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		keyring:  deps.Keyring,
 		purger:   deps.Purger,
 		objects:  deps.Objects,
+		gov:      deps.Governance,
 		log:      deps.Logger,
 		now:      deps.Now,
 		tokenKey: cfg.TokenKey,
