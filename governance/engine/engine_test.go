@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/governance/admin"
@@ -10,6 +11,7 @@ import (
 	"github.com/duckicelake/duckicelake/governance/model"
 	"github.com/duckicelake/duckicelake/governance/sqlcheck"
 	"github.com/duckicelake/duckicelake/governance/store"
+	"github.com/duckicelake/duckicelake/internal/pgnotify"
 	"github.com/duckicelake/duckicelake/internal/tableindex"
 )
 
@@ -238,5 +240,40 @@ func TestEffective(t *testing.T) {
 	}
 	if _, ok, _ := ev.eng.Effective(ctx, human("bob"), "analytics", "nope"); ok {
 		t.Error("a missing table has effective policies")
+	}
+}
+
+// TestWatch: a change made through one process reaches another's engine
+// by NOTIFY, without an explicit reload.
+func TestWatch(t *testing.T) {
+	ev := newEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	other, err := New(ctx, Config{Store: ev.lake.Store, Index: ev.idx})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- other.Watch(ctx, pgnotify.FromPool(ev.lake.Pool), "") }()
+	key := governance.ObjectResource([]byte("lake"), []byte("data/analytics/orders/f.parquet"))
+	ev.must(t, ev.adm.PutRole(ctx, author, admin.Role{Name: "finance"}))
+	ev.must(t, ev.adm.PutObjectGrant(ctx, author, admin.ObjectGrant{ObjectKind: "table", Schema: "analytics", Object: "orders", Privilege: "select", Role: "finance"}))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		d, err := other.Authorize(ctx, human("bob"), governance.ActionReadObject, &key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !d.Allow {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the watching engine never saw the grant")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil && ctx.Err() == nil {
+		t.Fatal(err)
 	}
 }
