@@ -488,6 +488,37 @@ CREATE TABLE IF NOT EXISTS %[1]s.duckicelake_audit (
 CREATE INDEX IF NOT EXISTS duckicelake_audit_ts ON %[1]s.duckicelake_audit (ts);
 CREATE INDEX IF NOT EXISTS duckicelake_audit_principal ON %[1]s.duckicelake_audit (principal, id);
 CREATE INDEX IF NOT EXISTS duckicelake_audit_table ON %[1]s.duckicelake_audit (namespace, table_name, id);`},
+	// Masked exports (export/): per table and plan signature, the snapshot
+	// the current copy was built at and its shadow metadata; per base file
+	// (or inlined-rows source), the masked copy made of it and that copy's
+	// statistics; and the copies no export uses any more, kept until no
+	// credential that could read them is still valid.
+	{7, `
+CREATE TABLE IF NOT EXISTS %[1]s.duckicelake_export (
+	table_id          bigint NOT NULL,
+	signature         text   NOT NULL,
+	snapshot_id       bigint NOT NULL,
+	root              text   NOT NULL,
+	metadata_location text   NOT NULL DEFAULT '',
+	built_at          timestamptz NOT NULL DEFAULT now(),
+	PRIMARY KEY (table_id, signature)
+);
+CREATE TABLE IF NOT EXISTS %[1]s.duckicelake_export_file (
+	table_id     bigint NOT NULL,
+	signature    text   NOT NULL,
+	source       text   NOT NULL,
+	source_rows  bigint NOT NULL,
+	location     text   NOT NULL,
+	record_count bigint NOT NULL,
+	file_size    bigint NOT NULL,
+	footer_size  bigint NOT NULL,
+	stats        jsonb  NOT NULL DEFAULT '{}',
+	PRIMARY KEY (table_id, signature, source)
+);
+CREATE TABLE IF NOT EXISTS %[1]s.duckicelake_export_retired (
+	location  text PRIMARY KEY,
+	delete_at timestamptz NOT NULL
+);`},
 }
 
 // TxBeginner opens transactions; *pgxpool.Pool satisfies it.

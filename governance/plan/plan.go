@@ -416,9 +416,17 @@ func signature(t *Table, pl *Plan) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// viewSQL is the masking SELECT: the filters on raw rows in an inner
-// query, the masks over its result, every column under its own name.
+// viewSQL is the masking SELECT over the table by its name.
 func viewSQL(t *Table, pl *Plan) string {
+	return pl.SelectFrom(t, sqltext.MustIdent(t.Namespace)+"."+sqltext.MustIdent(t.Name))
+}
+
+// SelectFrom is the plan's SELECT over source, a relation (a quoted table
+// name, or a subquery in parentheses with an alias) with t's columns: the
+// filters on raw rows in an inner query, the masks over its result, every
+// column under its own name. Exports read a snapshot and one file with it;
+// views the table by name (ViewSQL).
+func (pl *Plan) SelectFrom(t *Table, source string) string {
 	masked := make(map[int64]string, len(pl.Masks))
 	for _, m := range pl.Masks {
 		masked[m.ColumnID] = m.Expr
@@ -436,13 +444,12 @@ func viewSQL(t *Table, pl *Plan) string {
 		}
 		b.WriteString(col)
 	}
-	base := sqltext.MustIdent(t.Namespace) + "." + sqltext.MustIdent(t.Name)
 	b.WriteString(" FROM ")
 	if pl.Filter == "" {
-		b.WriteString(base)
+		b.WriteString(source)
 	} else {
 		b.WriteString("(SELECT * FROM ")
-		b.WriteString(base)
+		b.WriteString(source)
 		b.WriteString(" WHERE ")
 		b.WriteString(pl.Filter)
 		b.WriteString(") AS ")
