@@ -255,3 +255,45 @@ func TestShadowMetadataReadsMaskedRows(t *testing.T) {
 	}
 	_ = ducklake.ErrNotFound
 }
+
+// TestManagerRefreshesOnCommit: the lazy path builds the export before
+// answering; a commit to the table then refreshes it (debounced), with
+// the shadow metadata at the new snapshot.
+func TestManagerRefreshesOnCommit(t *testing.T) {
+	ev := newEnv(t)
+	ctx := context.Background()
+	tb, pl := ev.planFor(t, true)
+	m := NewManager(ManagerConfig{Exporter: ev.x, Source: materialize.NewPGSource(ev.lake.Pool, ""), Store: dirPutter{}, Debounce: 50 * time.Millisecond})
+	defer m.Close()
+	e, err := m.Ensure(ctx, tb, &pl, ev.snapshot(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.MetadataLocation == "" {
+		t.Fatal("Ensure answered without the shadow metadata")
+	}
+	again, err := m.Ensure(ctx, tb, &pl, ev.snapshot(t))
+	if err != nil || again.MetadataLocation != e.MetadataLocation {
+		t.Fatalf("a second Ensure rebuilt: %v, %v", again, err)
+	}
+	ev.lake.Exec(t, "INSERT INTO lake.analytics.customers VALUES (9, 'ivan@work.net', 'EU', 100)")
+	snap := ev.snapshot(t)
+	m.Observe(snap, []int64{tb.TableID})
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		cur, ok, err := ev.x.Current(ctx, tb.TableID, pl.Signature)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok && cur.Snapshot == snap && cur.MetadataLocation != "" {
+			if got := emails(t, ev.lake.Duck, cur); !slices.Contains(got, "iv***") {
+				t.Errorf("refreshed export = %v", got)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the export was not refreshed after the commit")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
