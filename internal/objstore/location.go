@@ -198,6 +198,16 @@ func (l Location) Within(dir Location) bool {
 	return len(l.key) > len(d) && strings.HasPrefix(l.key, d)
 }
 
+// Rel is l's path relative to directory dir ("metadata/v1.json" for
+// "s3://b/t/metadata/v1.json" in "s3://b/t"), and whether l is within dir
+// at all: the form DuckLake stores a path in when it is under its parent's.
+func (l Location) Rel(dir Location) (string, bool) {
+	if !l.Within(dir) {
+		return "", false
+	}
+	return l.key[len(dir.AsDir().key):], true
+}
+
 // Overlaps reports whether directories a and b share files: one is within
 // the other, or they are the same.
 func Overlaps(a, b Location) bool {
