@@ -20,6 +20,7 @@ import (
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/gateway"
 	"github.com/duckicelake/duckicelake/internal/creds"
+	"github.com/duckicelake/duckicelake/internal/objstore"
 	"github.com/duckicelake/duckicelake/sigv4"
 )
 
@@ -386,11 +387,11 @@ type tableScope struct {
 // and key prefix its credentials are scoped to. The prefix ends in '/' so
 // that table t does not cover t2's files.
 func tableLocation(path string) (bucket, prefix string, ok bool) {
-	bucket, prefix, ok = splitS3(path)
-	if ok && prefix != "" && !strings.HasSuffix(prefix, "/") {
-		prefix += "/"
+	l, err := objstore.ParseDir(path)
+	if err != nil || l.Scheme() != objstore.SchemeS3 {
+		return "", "", false
 	}
-	return bucket, prefix, ok
+	return l.Bucket(), l.Key(), true
 }
 
 // access is what p may do with the keys of namespace ns: read and list with

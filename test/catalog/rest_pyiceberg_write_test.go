@@ -12,9 +12,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/duckicelake/duckicelake/catalog/commit"
 	"github.com/duckicelake/duckicelake/catalog/rest"
 	"github.com/duckicelake/duckicelake/internal/creds"
+	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
 // writeEnv is a catalog whose materialised files and client-written
@@ -27,7 +27,7 @@ func writeEnv(t *testing.T, ns string) *restEnv {
 	env := newRestEnv(t, withS3Materializer(st), func(c *rest.Config, d *rest.Deps) {
 		c.GatewayURL = st.gateway
 		c.Clients = append(slices.Clone(c.Clients), rest.Client{ID: "writer-" + ns, Secret: "pw", Scopes: []string{"ns:" + ns + ":rw"}})
-		d.Objects = commit.S3Reader{Client: st.root()}
+		d.Objects = objstore.NewS3(st.root())
 	})
 	m, err := env.keyring.Mint(creds.Claims{Principal: "duckdb-writer", Actor: creds.ActorHuman, Channel: creds.ChannelREST,
 		Grants: []creds.Grant{{Bucket: "lake", Prefix: "data/" + ns + "/", Access: creds.Read | creds.Write | creds.List}}})
