@@ -87,15 +87,16 @@ func Parse(s string) (Location, error) {
 	if strings.IndexByte(rest, '\\') >= 0 {
 		return bad("it contains a backslash")
 	}
-	if rest != "" {
-		segs := strings.Split(strings.TrimSuffix(rest, "/"), "/")
-		for _, seg := range segs {
-			switch seg {
-			case "":
-				return bad("it has an empty path segment (//)")
-			case ".", "..":
-				return bad(`it has a "` + seg + `" path segment`)
-			}
+	// Segment by segment, without allocating: vending and signing parse a
+	// table's location per request.
+	for k, more := strings.TrimSuffix(rest, "/"), rest != ""; more; {
+		var seg string
+		seg, k, more = strings.Cut(k, "/")
+		switch seg {
+		case "":
+			return bad("it has an empty path segment (//)")
+		case ".", "..":
+			return bad(`it has a "` + seg + `" path segment`)
 		}
 	}
 	l.key = rest
