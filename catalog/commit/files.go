@@ -259,7 +259,7 @@ func objectError(what, location string, err error) error {
 	switch {
 	case errors.Is(err, objstore.ErrNotFound):
 		return invalid("%s %s does not exist", what, location)
-	case errors.Is(err, objstore.ErrTooLarge):
+	case errors.Is(err, objstore.ErrTooLarge), errors.Is(err, objstore.ErrBadLocation): // a directory, say
 		return invalid("%s %s: %v", what, location, err)
 	}
 	return fmt.Errorf("read %s %s: %w", what, location, err)

@@ -146,6 +146,11 @@ func TestCommitRefusesLocations(t *testing.T) {
 			}
 		}
 	}
+	// A directory inside the table is no manifest list.
+	id++
+	if _, err := l.commit("t", &TableCommit{Updates: l.clientSnapshot(id, dir, dir+"m.avro", "s3://lake/data/s/t/data/f.parquet")}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("a directory as the manifest list: %v", err)
+	}
 	// A percent-encoding is a literal key, inside the table; s3a:// is
 	// s3://.
 	for _, p := range []string{"s3://lake/data/s/t/data/%2e%2e/f.parquet", "s3a://lake/data/s/t/data/g.parquet"} {

@@ -164,6 +164,8 @@ func (s *Server) registerView(r *request) error {
 		return badRequest("view metadata file %s does not exist", req.MetadataLocation)
 	case errors.Is(err, objstore.ErrTooLarge):
 		return badRequest("view metadata file %s is larger than %d bytes", req.MetadataLocation, maxViewMetadataBytes)
+	case errors.Is(err, objstore.ErrBadLocation): // a directory, say
+		return badRequest("view metadata file %s: %v", req.MetadataLocation, err)
 	case err != nil:
 		return fmt.Errorf("read view metadata %s: %w", loc, err)
 	}
