@@ -41,7 +41,8 @@ func tableDirOf(path string) (TableDir, error) {
 	return TableDir{loc: loc}, nil
 }
 
-// badLocation answers a location Parse refuses.
+// badLocation answers a table location Parse refuses (files are refused
+// as outside their table instead: see inside).
 func badLocation(what string, err error) error { return invalid("%s: %v", what, err) }
 
 // inside parses location, a file the client named (what it is, for the
