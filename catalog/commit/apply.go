@@ -14,6 +14,7 @@ import (
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/iceberg"
+	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
 // Target is the table a commit applies to.
@@ -81,13 +82,18 @@ func (c *Catalog) Commit(ctx context.Context, tx pgx.Tx, snap *Snapshot, target 
 			return t, err
 		}
 	}
-	location := strings.TrimSuffix(t.Path, "/")
 	m := target.Manifests
 	if m == nil {
-		m = &Manifests{lists: map[string]*iceberg.ManifestListFile{}, manifests: map[string]*iceberg.ManifestRead{}}
+		m = newManifests()
+	}
+	var dir TableDir
+	if len(p.snapshots) > 0 {
+		if dir, err = tableDirOf(t.Path); err != nil {
+			return t, err
+		}
 	}
 	for _, s := range p.snapshots {
-		ch, err := c.snapshotChanges(ctx, m, location, s)
+		ch, err := c.snapshotChanges(ctx, m, dir, s)
 		if err != nil {
 			return t, err
 		}
@@ -292,11 +298,16 @@ func foldUpdates(updates []Update, base *iceberg.TableMetadata, maxFormat int) (
 				return nil, err
 			}
 		case ActionSetLocation:
-			loc := strings.TrimRight(normLocation(u.Location), "/")
-			if base != nil && loc != base.Location {
-				return nil, unsupported("set-location: DuckLake decides where a table's files live (its data path); the location stays %s", base.Location)
+			loc, err := objstore.ParseDir(u.Location)
+			if err != nil {
+				return nil, badLocation("set-location", err)
 			}
-			p.location = loc
+			if base != nil {
+				if cur, err := objstore.ParseDir(base.Location); err != nil || loc != cur {
+					return nil, unsupported("set-location: DuckLake decides where a table's files live (its data path); the location stays %s", base.Location)
+				}
+			}
+			p.location = u.Location
 		case ActionSetProperties:
 			for k, v := range u.Updates {
 				if err := checkProperty(k); err != nil {

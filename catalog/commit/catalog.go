@@ -10,6 +10,7 @@ import (
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/materialize"
+	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
 // Snapshot is the DuckLake snapshot one Postgres transaction is writing:
@@ -64,10 +65,12 @@ func (s *Snapshot) fileID() int64 {
 // state besides its configuration, so one Catalog serves every request.
 type Catalog struct {
 	schema string // quoted Postgres schema of the ducklake_* tables
-	// Objects reads the manifest lists and manifests clients write; it
-	// needs credentials for every table's files (the catalog's root
-	// credentials, never a client's).
-	objects ObjectReader
+	// Objects reads the manifest lists and manifests clients write, and
+	// writes the delete files a commit rewrites; it needs credentials for
+	// every table's files (the catalog's root credentials, never a
+	// client's), so nothing reaches it before its location is checked (see
+	// TableDir).
+	objects objstore.Store
 	// MaxObjectBytes bounds one manifest list or manifest.
 	maxObjectBytes int64
 	maxFormat      int
@@ -77,9 +80,10 @@ type Catalog struct {
 type Config struct {
 	// Schema is the Postgres schema of the catalog tables ("" is public).
 	Schema string
-	// Objects reads client-written manifests; without it, commits that add
-	// snapshots are refused.
-	Objects ObjectReader
+	// Objects reads client-written manifests and metadata files and writes
+	// rewritten delete files; without it, commits that add snapshots and
+	// registrations are refused.
+	Objects objstore.Store
 	// MaxObjectBytes bounds one manifest list or manifest (64 MiB).
 	MaxObjectBytes int64
 	// MaxFormatVersion is the newest Iceberg format version tables may be
@@ -111,9 +115,10 @@ func New(cfg Config) *Catalog {
 
 func (c *Catalog) t(name string) string { return c.schema + "." + name }
 
-// reader reads within the transaction, so it sees this commit's own rows.
-func (c *Catalog) reader(tx pgx.Tx) *ducklake.Reader {
-	return ducklake.NewReader(tx, strings.Trim(c.schema, `"`))
+// reader reads through q; within the transaction, it sees this commit's
+// own rows.
+func (c *Catalog) reader(q ducklake.Querier) *ducklake.Reader {
+	return ducklake.NewReader(q, strings.Trim(c.schema, `"`))
 }
 
 // columnsAt reads table tableID's column rows visible at the snapshot

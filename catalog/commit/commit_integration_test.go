@@ -17,6 +17,7 @@ import (
 	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
 	"github.com/duckicelake/duckicelake/catalog/iceberg"
 	"github.com/duckicelake/duckicelake/catalog/materialize"
+	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
 // lake is a DuckLake catalog on a fresh Postgres database with schema
@@ -25,7 +26,7 @@ type lake struct {
 	t       *testing.T
 	pool    *pgxpool.Pool
 	cat     *Catalog
-	objects MemObjects
+	objects *objstore.MemStore
 	ns      Namespace
 }
 
@@ -40,7 +41,7 @@ func newLake(t *testing.T) *lake {
 	if _, err := ducklake.Init(ctx, pool, ducklake.InitOptions{DataPath: "s3://lake/data/"}); err != nil {
 		t.Fatal(err)
 	}
-	l := &lake{t: t, pool: pool, objects: MemObjects{}}
+	l := &lake{t: t, pool: pool, objects: objstore.NewMem()}
 	l.cat = New(Config{Objects: l.objects})
 	l.write(func(tx pgx.Tx, snap *Snapshot) error {
 		id := snap.catalogID()
@@ -157,13 +158,13 @@ func (l *lake) snapshotUpdates(id int64, op string, info iceberg.ManifestInfo, e
 	}
 	mf.Path = fmt.Sprintf("s3://lake/data/s/t/metadata/%d-m0.avro", id)
 	mf.AddedSnapshotID = id
-	l.objects[mf.Path] = body
+	l.objects.Set(mf.Path, body)
 	list, err := iceberg.WriteManifestList(iceberg.ManifestListInfo{FormatVersion: 2, SnapshotID: id, SequenceNumber: 1}, []iceberg.ManifestFile{mf})
 	if err != nil {
 		l.t.Fatal(err)
 	}
 	listPath := fmt.Sprintf("s3://lake/data/s/t/metadata/snap-%d.avro", id)
-	l.objects[listPath] = list
+	l.objects.Set(listPath, list)
 	return []Update{
 		{Action: ActionAddSnapshot, Snapshot: &iceberg.Snapshot{SnapshotID: id, ManifestList: listPath, Summary: map[string]string{"operation": op}}},
 		{Action: ActionSetSnapshotRef, RefName: "main", Type: "branch", SnapshotID: &id},
@@ -313,7 +314,8 @@ func TestCommitRegistersFiles(t *testing.T) {
 	}
 	positions := func(location, dataFile string) []int64 {
 		t.Helper()
-		pd, err := materialize.ReadPositionDeletes(ctx, l.objects[location])
+		body, _ := l.objects.Object(location)
+		pd, err := materialize.ReadPositionDeletes(ctx, body)
 		if err != nil {
 			t.Fatalf("%s: %v", location, err)
 		}
@@ -329,14 +331,14 @@ func TestCommitRegistersFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.objects[del.Path] = first
+	l.objects.Set(del.Path, first)
 	second, err := materialize.WritePositionDeletes(b.Path, []int64{7, 9})
 	if err != nil {
 		t.Fatal(err)
 	}
 	del2 := *del
 	del2.Path = "s3://lake/data/s/t/data/b-deletes-2.parquet"
-	l.objects[del2.Path] = second
+	l.objects.Set(del2.Path, second)
 	s5, err := l.commit("t", &TableCommit{Updates: l.snapshotUpdates(7006, iceberg.OpDelete, delInfo, added(&del2))})
 	if err != nil {
 		t.Fatalf("a second delete file for b.parquet: %v", err)
@@ -365,7 +367,7 @@ func TestCommitRegistersFiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		l.objects[path] = body
+		l.objects.Set(path, body)
 		return &iceberg.DataFile{Content: iceberg.ContentPositionDeletes, Path: path, Format: "PARQUET",
 			Partition: []any{day, "books"}, RecordCount: int64(len(files)), FileSizeBytes: int64(len(body))}
 	}

@@ -30,11 +30,9 @@ type Namespace struct {
 // tablePlan is a new table, checked and translated: what CreateTable
 // writes and StageTable answers.
 type tablePlan struct {
-	name          string
-	uuid          string
-	path          string // the table's path relative to its schema's, ending in "/"
-	location      string // resolved, without the trailing "/" (Iceberg's table location)
-	chosen        bool   // the client chose the location (else it is the name's default)
+	name string
+	uuid string
+	placement
 	schema        *iceberg.Schema
 	columns       []column
 	fields        []ducklake.Field // top level, as DuckLake will hold them
@@ -138,18 +136,8 @@ func planTable(ns Namespace, name, location string, schema *iceberg.Schema, spec
 		}
 		p.properties[k] = v
 	}
-	p.path = name + "/"
-	p.location = ns.Path + name
-	if location != "" {
-		loc := strings.TrimRight(normLocation(location), "/")
-		switch {
-		case loc == p.location:
-			p.chosen = true
-		case under(loc, ns.Path) && loc != strings.TrimSuffix(ns.Path, "/"):
-			p.path, p.location, p.chosen = strings.TrimPrefix(loc, ns.Path)+"/", loc, true
-		default:
-			return nil, newError(ErrForbidden, "table location %s is not inside its namespace's location %s", location, ns.Path)
-		}
+	if p.placement, err = place(ns, name, location); err != nil {
+		return nil, err
 	}
 	p.uuid = uuid.NewString()
 	return p, nil
@@ -177,17 +165,6 @@ func checkProperty(key string) error {
 		return newError(ErrForbidden, "table property %q: keys starting with %q are reserved for duckicelake", key, reservedPrefix)
 	}
 	return nil
-}
-
-// normLocation spells Hadoop's s3a:// and s3n:// schemes as s3://, the
-// scheme the catalog's paths use.
-func normLocation(p string) string {
-	for _, s := range []string{"s3a://", "s3n://"} {
-		if rest, ok := strings.CutPrefix(p, s); ok {
-			return "s3://" + rest
-		}
-	}
-	return p
 }
 
 // columnRows turns planned columns into ducklake_column rows (for
@@ -305,20 +282,20 @@ func (c *Catalog) writeTable(ctx context.Context, tx pgx.Tx, snap *Snapshot, ns 
 	case taken == "view":
 		return ducklake.Table{}, newError(ErrExists, "View with same name already exists: %s.%s", ns.Name, p.name)
 	}
-	// No two live tables share files: vended credentials, the gateway's
-	// grants and purge all work by the table's location, so a location
-	// inside another table's (or around it) would read or delete that
-	// table's files. A table renamed away keeps its files under the old
-	// name's default path, so a new table of that name gets a path of its
-	// own; a location the client chose is refused instead.
-	other, err := c.tableAtPath(ctx, tx, ns.ID, p.path)
+	// No two live tables share files (see overlaps). A table renamed away
+	// keeps its files under the old name's default path, so a new table of
+	// that name gets a path of its own; a location the client chose is
+	// refused instead.
+	dir, err := p.dir()
 	if err != nil {
 		return ducklake.Table{}, err
 	}
-	if other != "" {
-		if p.chosen {
-			return ducklake.Table{}, newError(ErrForbidden, "table location %s overlaps the location of table %s.%s; tables cannot share files", p.location, ns.Name, other)
-		}
+	switch taken, err := c.overlaps(ctx, tx, snap.ID, dir); {
+	case err != nil:
+		return ducklake.Table{}, err
+	case taken && p.chosen:
+		return ducklake.Table{}, overlapError(p.location)
+	case taken:
 		p.path = p.name + "-" + p.uuid[:8] + "/"
 		p.location = ns.Path + strings.TrimSuffix(p.path, "/")
 	}
@@ -439,22 +416,6 @@ func (p *tablePlan) metadata(now time.Time) *iceberg.TableMetadata {
 		md.DefaultSortOrderID = p.order.OrderID
 	}
 	return md
-}
-
-// tableAtPath names the live table of schema schemaID whose path (relative
-// to the schema's) is path, inside it or around it; "" for none.
-func (c *Catalog) tableAtPath(ctx context.Context, tx pgx.Tx, schemaID int64, path string) (string, error) {
-	var name string
-	err := tx.QueryRow(ctx, `SELECT table_name FROM `+c.t("ducklake_table")+`
-		WHERE schema_id = $1 AND end_snapshot IS NULL AND coalesce(path_is_relative, true)
-			AND (starts_with(path, $2) OR starts_with($2, path)) LIMIT 1`, schemaID, path).Scan(&name)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return "", nil
-	case err != nil:
-		return "", fmt.Errorf("check the table path %s: %w", path, err)
-	}
-	return name, nil
 }
 
 // specVersion is the sidecar record of the new table's spec; nil when the

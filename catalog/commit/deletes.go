@@ -12,25 +12,18 @@ import (
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/iceberg"
 	"github.com/duckicelake/duckicelake/catalog/materialize"
+	"github.com/duckicelake/duckicelake/internal/objstore"
 )
-
-// ObjectWriter writes whole objects by location ("s3://bucket/key"). When
-// the catalog's ObjectReader is also an ObjectWriter, the catalog rewrites
-// position delete files into DuckLake's shape (one per data file) instead
-// of refusing them.
-type ObjectWriter interface {
-	WriteObject(ctx context.Context, location string, body []byte) error
-}
 
 // declaredTarget is the one data file a position delete file says it
 // refers to (referenced_data_file or equal file_path bounds), or "".
 func declaredTarget(f *iceberg.DataFile) string {
 	if f.ReferencedDataFile != "" {
-		return normLocation(f.ReferencedDataFile)
+		return spell(f.ReferencedDataFile)
 	}
 	lo, hi := f.LowerBounds[iceberg.PositionDeleteFilePathID], f.UpperBounds[iceberg.PositionDeleteFilePathID]
 	if lo != nil && string(lo) == string(hi) {
-		return normLocation(string(lo))
+		return spell(string(lo))
 	}
 	return ""
 }
@@ -54,7 +47,7 @@ func (c *Catalog) addDelete(ctx context.Context, tx pgx.Tx, snap *Snapshot, t du
 	if c.objects == nil {
 		return unsupported("position delete file %s names no single data file (no referenced_data_file or equal file_path bounds) and this catalog has no object reader to read it", f.Path)
 	}
-	body, err := c.objects.ReadObject(ctx, f.Path, c.maxObjectBytes)
+	body, err := c.get(ctx, f.Path)
 	if err != nil {
 		return objectError("position delete file", f.Path, err)
 	}
@@ -68,7 +61,7 @@ func (c *Catalog) addDelete(ctx context.Context, tx pgx.Tx, snap *Snapshot, t du
 	}
 	byTarget := map[string][]int64{}
 	for i, p := range paths {
-		p = normLocation(p)
+		p = spell(p)
 		byTarget[p] = append(byTarget[p], pos[i])
 	}
 	if target != "" && (len(byTarget) != 1 || byTarget[target] == nil) {
@@ -88,11 +81,6 @@ func (c *Catalog) addDelete(ctx context.Context, tx pgx.Tx, snap *Snapshot, t du
 	if d := data[targets[0]]; len(targets) == 1 && !hasDelete(d) {
 		return c.insertDelete(ctx, tx, snap, t, d, f.Path, int64(len(pos)), f.FileSizeBytes)
 	}
-	w, ok := c.objects.(ObjectWriter)
-	if !ok {
-		return unsupported("position delete file %s references %d data files, some of which already have a delete file, and this catalog cannot write objects; DuckLake keeps one delete file per data file, so write one position delete file per data file with every deleted position and remove the old one in the same commit",
-			f.Path, len(targets))
-	}
 	for _, p := range targets {
 		d := data[p]
 		positions := byTarget[p]
@@ -100,7 +88,7 @@ func (c *Catalog) addDelete(ctx context.Context, tx pgx.Tx, snap *Snapshot, t du
 			if strings.Contains(d.deletePath, inlinedDir) {
 				return unsupported("position delete file %s targets data file %s, whose deletions DuckDB keeps in Postgres; flush them with DuckDB's ducklake_flush_inlined_data first", f.Path, p)
 			}
-			old, err := c.objects.ReadObject(ctx, d.deletePath, c.maxObjectBytes)
+			old, err := c.get(ctx, d.deletePath)
 			if err != nil {
 				return objectError("delete file", d.deletePath, err)
 			}
@@ -128,8 +116,9 @@ func (c *Catalog) addDelete(ctx context.Context, tx pgx.Tx, snap *Snapshot, t du
 			return fmt.Errorf("write the position deletes of %s: %w", p, err)
 		}
 		// Deterministic, so a retried commit writes the same object.
+		// Beside f, so inside the table's location as f is.
 		loc := strings.TrimSuffix(f.Path, ".parquet") + "-" + strconv.FormatInt(d.id, 10) + ".parquet"
-		if err := w.WriteObject(ctx, loc, out); err != nil {
+		if err := c.put(ctx, loc, out); err != nil {
 			return fmt.Errorf("write delete file %s: %w", loc, err)
 		}
 		if err := c.insertDelete(ctx, tx, snap, t, d, loc, int64(len(positions)), int64(len(out))); err != nil {
@@ -158,7 +147,7 @@ func (c *Catalog) scheduleReplaced(ctx context.Context, tx pgx.Tx, id int64, loc
 // insertDelete registers the delete file at path as data file d's.
 func (c *Catalog) insertDelete(ctx context.Context, tx pgx.Tx, snap *Snapshot, t ducklake.Table, d *liveData, location string, count, size int64) error {
 	id := snap.fileID()
-	path, rel := relPath(t.Path, location)
+	path, rel := relTo(t.Path, location)
 	if _, err := tx.Exec(ctx, `INSERT INTO `+c.t("ducklake_delete_file")+` (delete_file_id, table_id, begin_snapshot, end_snapshot, data_file_id,
 			path, path_is_relative, format, delete_count, file_size_bytes, footer_size, encryption_key, partial_max)
 		VALUES ($1, $2, $3, NULL, $4, $5, $6, 'parquet', $7, $8, NULL, NULL, NULL)`,
@@ -167,4 +156,24 @@ func (c *Catalog) insertDelete(ctx context.Context, tx pgx.Tx, snap *Snapshot, t
 	}
 	d.deleteID, d.deletePath, d.deleteBegin = id, location, snap.ID
 	return nil
+}
+
+// get reads the object at location, a file of the table: one the commit
+// checked to be inside the table's location (addLive), or one DuckLake
+// records as the table's.
+func (c *Catalog) get(ctx context.Context, location string) ([]byte, error) {
+	loc, err := objstore.Parse(location)
+	if err != nil {
+		return nil, err
+	}
+	return c.objects.Get(ctx, loc, c.maxObjectBytes)
+}
+
+// put writes location, a file of the table beside one the commit checked.
+func (c *Catalog) put(ctx context.Context, location string, body []byte) error {
+	loc, err := objstore.Parse(location)
+	if err != nil {
+		return err
+	}
+	return c.objects.Put(ctx, loc, body)
 }

@@ -56,7 +56,7 @@
 //	                         deleted, files → ducklake_files_scheduled_for_deletion); unknown ids
 //	                         ignored, refs left dangling removed (Iceberg's semantics); the current
 //	                         snapshot, or a DuckLake snapshot that changed another table, → 400
-//	set-location             accepted when unchanged, else 501
+//	set-location             accepted when unchanged, else 501 (a location objstore.Parse refuses: 400)
 //	register table           a create from a metadata file (current schema with its field ids,
 //	                         default spec and sort order, properties, format version, UUID,
 //	                         location) + the current snapshot's live data and position delete files
@@ -67,8 +67,21 @@
 //	                         A dropped table at the same path gives its rows of these files up
 //	                         (DuckLake would delete them when its snapshots expire)
 //
-// A new table's location never overlaps a live table's (403 when the
-// client chose it; a default path a renamed table still holds becomes
-// name-<uuid8>/): vended credentials, gateway grants and purge all work by
-// location, so an overlap would read or delete another table's files.
+// A new table's location never overlaps a live table's, of any namespace
+// (403 when the client chose it; a default path a renamed table still holds
+// becomes name-<uuid8>/): vended credentials, gateway grants and purge all
+// work by location, so an overlap would read or delete another table's
+// files.
+//
+// Locations (see locations.go): a table location the client gives must be
+// one objstore.Parse takes (else 400) within its namespace's location (else
+// 403); every file a client names — metadata file, manifest list,
+// manifest, data and delete file — must be within its table's location (or
+// for a metadata file to register, its namespace's, outside every live
+// table's), else it is refused as outside it (403) whatever the reason,
+// dot segments included. All of it is decided before the catalog reads
+// anything with its root credentials (CommitDir before ReadManifests,
+// MetadataFile before the metadata file is read), so no refusal depends on
+// what object storage holds. commit imports objstore, ducklake, iceberg and
+// materialize; catalog/rest imports commit.
 package commit

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -344,10 +343,7 @@ func (c *Catalog) scheduleUnseen(ctx context.Context, tx pgx.Tx, tbl, idColumn, 
 // under id (a data or delete file id: DuckDB's cleanup removes the row by
 // it), with its path relative to the data path when it is under it.
 func (c *Catalog) scheduleDeletion(ctx context.Context, tx pgx.Tx, dataPath string, id int64, location string) error {
-	path, rel := location, false
-	if rest, ok := strings.CutPrefix(location, dataPath); ok && dataPath != "" {
-		path, rel = rest, true
-	}
+	path, rel := relTo(dataPath, location)
 	if _, err := tx.Exec(ctx, `INSERT INTO `+c.t("ducklake_files_scheduled_for_deletion")+` (data_file_id, path, path_is_relative, schedule_start)
 		VALUES ($1, $2, $3, now())`, id, path, rel); err != nil {
 		return fmt.Errorf("schedule %s for deletion: %w", location, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/iceberg"
 	"github.com/duckicelake/duckicelake/catalog/materialize"
+	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
 // inlinedDir is where catalog/materialize writes the Parquet files it
@@ -37,68 +38,125 @@ type addedFile struct {
 // the slow part of a commit (object storage round trips), so the catalog
 // does it before its Postgres transaction begins, holding no locks.
 type Manifests struct {
-	lists     map[string]*iceberg.ManifestListFile // by location
-	manifests map[string]*iceberg.ManifestRead     // by location
+	lists     map[objstore.Location]*iceberg.ManifestListFile
+	manifests map[objstore.Location]*iceberg.ManifestRead
+}
+
+func newManifests() *Manifests {
+	return &Manifests{lists: map[objstore.Location]*iceberg.ManifestListFile{}, manifests: map[objstore.Location]*iceberg.ManifestRead{}}
+}
+
+// CommitDir checks, before anything is read, every location a commit to
+// target names that the catalog would read: the table's directory (an
+// existing table's, or where a table the commit creates goes: its
+// namespace's path and name, or its set-location, within the namespace and
+// overlapping no live table at snapshot snap) and the manifest list of each
+// snapshot it adds, within that directory. The refusals do not depend on
+// what object storage holds.
+func (c *Catalog) CommitDir(ctx context.Context, q ducklake.Querier, snap int64, target Target, req *TableCommit) (TableDir, error) {
+	var dir TableDir
+	if target.Table != nil {
+		var err error
+		if dir, err = tableDirOf(target.Table.Path); err != nil {
+			return TableDir{}, err
+		}
+	} else {
+		if err := checkTableName(target.Name); err != nil {
+			return TableDir{}, err
+		}
+		var requested string
+		for _, u := range req.Updates {
+			if u.Action == ActionSetLocation {
+				requested = u.Location
+			}
+		}
+		pl, err := place(target.Namespace, target.Name, requested)
+		if err != nil {
+			return TableDir{}, err
+		}
+		if dir, err = pl.dir(); err != nil {
+			return TableDir{}, err
+		}
+		// A default location another table holds gets a path of its own
+		// when the table is created, where these files are not.
+		switch taken, err := c.overlaps(ctx, q, snap, dir); {
+		case err != nil:
+			return TableDir{}, err
+		case taken:
+			return TableDir{}, overlapError(pl.location)
+		}
+	}
+	for _, u := range req.Updates {
+		if u.Action == ActionAddSnapshot && u.Snapshot != nil {
+			if _, err := dir.inside("manifest list", u.Snapshot.ManifestList); err != nil {
+				return TableDir{}, err
+			}
+		}
+	}
+	return dir, nil
 }
 
 // ReadManifests reads the manifest lists of the snapshots req adds and the
 // manifests each of those snapshots added, refusing any that is not inside
-// location (the table's location, without a trailing "/").
-func (c *Catalog) ReadManifests(ctx context.Context, location string, req *TableCommit) (*Manifests, error) {
-	m := &Manifests{lists: map[string]*iceberg.ManifestListFile{}, manifests: map[string]*iceberg.ManifestRead{}}
+// dir (see CommitDir).
+func (c *Catalog) ReadManifests(ctx context.Context, dir TableDir, req *TableCommit) (*Manifests, error) {
+	m := newManifests()
 	for i := range req.Updates {
 		u := &req.Updates[i]
 		if u.Action != ActionAddSnapshot || u.Snapshot == nil {
 			continue
 		}
-		if err := m.read(ctx, c, location, u.Snapshot); err != nil {
+		if err := m.read(ctx, c, dir, u.Snapshot); err != nil {
 			return nil, err
 		}
 	}
 	return m, nil
 }
 
-func (m *Manifests) read(ctx context.Context, c *Catalog, location string, s *iceberg.Snapshot) error {
-	listPath := normLocation(s.ManifestList)
-	if !under(listPath, location) {
-		return newError(ErrForbidden, "manifest list %s is not inside the table location %s", s.ManifestList, location)
+func (m *Manifests) read(ctx context.Context, c *Catalog, dir TableDir, s *iceberg.Snapshot) error {
+	listLoc, err := dir.inside("manifest list", s.ManifestList)
+	if err != nil {
+		return err
 	}
 	if c.objects == nil {
 		return unsupported("this catalog has no storage client to read manifests with, so it cannot take snapshots")
 	}
-	if _, ok := m.lists[listPath]; ok {
+	if _, ok := m.lists[listLoc]; ok {
 		return nil
 	}
-	list, err := c.readManifestList(ctx, s.ManifestList, location)
+	list, err := c.readManifestList(ctx, s.ManifestList, dir)
 	if err != nil {
 		return err
 	}
-	m.lists[listPath] = list
+	m.lists[listLoc] = list
 	for _, mf := range list.Files {
 		if mf.AddedSnapshotID != s.SnapshotID {
 			continue
 		}
-		path := normLocation(mf.Path)
-		if _, ok := m.manifests[path]; ok {
-			continue
-		}
-		man, err := c.readManifest(ctx, mf, location)
+		loc, err := dir.inside("manifest", mf.Path)
 		if err != nil {
 			return err
 		}
-		m.manifests[path] = man
+		if _, ok := m.manifests[loc]; ok {
+			continue
+		}
+		man, err := c.readManifest(ctx, mf, dir)
+		if err != nil {
+			return err
+		}
+		m.manifests[loc] = man
 	}
 	return nil
 }
 
 // readManifestList reads the manifest list at path, which must be inside
-// location (the table's, without a trailing "/").
-func (c *Catalog) readManifestList(ctx context.Context, path, location string) (*iceberg.ManifestListFile, error) {
-	norm := normLocation(path)
-	if !under(norm, location) {
-		return nil, newError(ErrForbidden, "manifest list %s is not inside the table location %s", path, location)
+// dir.
+func (c *Catalog) readManifestList(ctx context.Context, path string, dir TableDir) (*iceberg.ManifestListFile, error) {
+	loc, err := dir.inside("manifest list", path)
+	if err != nil {
+		return nil, err
 	}
-	data, err := c.objects.ReadObject(ctx, norm, c.maxObjectBytes)
+	data, err := c.objects.Get(ctx, loc, c.maxObjectBytes)
 	if err != nil {
 		return nil, objectError("manifest list", path, err)
 	}
@@ -109,14 +167,14 @@ func (c *Catalog) readManifestList(ctx context.Context, path, location string) (
 	return list, nil
 }
 
-// readManifest reads the manifest mf names, which must be inside location,
-// and gives it the spec id the manifest list says it was written under.
-func (c *Catalog) readManifest(ctx context.Context, mf iceberg.ManifestFile, location string) (*iceberg.ManifestRead, error) {
-	path := normLocation(mf.Path)
-	if !under(path, location) {
-		return nil, newError(ErrForbidden, "manifest %s is not inside the table location %s", mf.Path, location)
+// readManifest reads the manifest mf names, which must be inside dir, and
+// gives it the spec id the manifest list says it was written under.
+func (c *Catalog) readManifest(ctx context.Context, mf iceberg.ManifestFile, dir TableDir) (*iceberg.ManifestRead, error) {
+	loc, err := dir.inside("manifest", mf.Path)
+	if err != nil {
+		return nil, err
 	}
-	data, err := c.objects.ReadObject(ctx, path, c.maxObjectBytes)
+	data, err := c.objects.Get(ctx, loc, c.maxObjectBytes)
 	if err != nil {
 		return nil, objectError("manifest", mf.Path, err)
 	}
@@ -132,12 +190,13 @@ func (c *Catalog) readManifest(ctx context.Context, mf iceberg.ManifestFile, loc
 }
 
 // addLive adds a live file (an ADDED or EXISTING entry) to ch: a data file
-// or a position delete file inside location, written under spec.
-func (ch *fileChange) addLive(f iceberg.DataFile, spec iceberg.PartitionSpec, location string) error {
-	f.Path = normLocation(f.Path)
-	if !under(f.Path, location) {
-		return newError(ErrForbidden, "file %s is not inside the table location %s", f.Path, location)
+// or a position delete file inside dir, written under spec.
+func (ch *fileChange) addLive(f iceberg.DataFile, spec iceberg.PartitionSpec, dir TableDir) error {
+	loc, err := dir.inside("file", f.Path)
+	if err != nil {
+		return err
 	}
+	f.Path = loc.String()
 	switch f.Content {
 	case iceberg.ContentData:
 		ch.addData = append(ch.addData, addedFile{file: &f, spec: spec})
@@ -153,27 +212,35 @@ func (ch *fileChange) addLive(f iceberg.DataFile, spec iceberg.PartitionSpec, lo
 // manifests added by s are read: carried-over manifests hold earlier
 // snapshots' files, which is what lets a commit apply to a head that moved
 // on (a DuckDB insert since the client's read stays in the table).
-func (c *Catalog) snapshotChanges(ctx context.Context, m *Manifests, location string, s *iceberg.Snapshot) (*fileChange, error) {
-	if err := m.read(ctx, c, location, s); err != nil { // a no-op when prefetched
+func (c *Catalog) snapshotChanges(ctx context.Context, m *Manifests, dir TableDir, s *iceberg.Snapshot) (*fileChange, error) {
+	if err := m.read(ctx, c, dir, s); err != nil { // a no-op when prefetched
 		return nil, err
 	}
-	list := m.lists[normLocation(s.ManifestList)]
+	listLoc, err := dir.inside("manifest list", s.ManifestList)
+	if err != nil {
+		return nil, err
+	}
+	list := m.lists[listLoc]
 	ch := &fileChange{}
 	for _, mf := range list.Files {
 		if mf.AddedSnapshotID != s.SnapshotID {
 			continue
 		}
-		man := m.manifests[normLocation(mf.Path)]
+		loc, err := dir.inside("manifest", mf.Path)
+		if err != nil {
+			return nil, err
+		}
+		man := m.manifests[loc]
 		spec := man.Spec
 		for _, e := range man.Entries {
 			ours := e.SnapshotID == nil || *e.SnapshotID == s.SnapshotID
 			f := *e.File
-			f.Path = normLocation(f.Path)
+			f.Path = spell(f.Path)
 			switch {
 			case e.Status == iceberg.StatusAdded && !ours:
 				return nil, invalid("manifest %s: %s is ADDED by snapshot %d in a manifest of snapshot %d", mf.Path, f.Path, *e.SnapshotID, s.SnapshotID)
 			case e.Status == iceberg.StatusAdded:
-				if err := ch.addLive(f, spec, location); err != nil {
+				if err := ch.addLive(f, spec, dir); err != nil {
 					return nil, err
 				}
 			case e.Status == iceberg.StatusDeleted && ours:
@@ -190,9 +257,9 @@ func (c *Catalog) snapshotChanges(ctx context.Context, m *Manifests, location st
 
 func objectError(what, location string, err error) error {
 	switch {
-	case errors.Is(err, ErrObjectNotFound):
+	case errors.Is(err, objstore.ErrNotFound):
 		return invalid("%s %s does not exist", what, location)
-	case errors.Is(err, ErrObjectTooLarge):
+	case errors.Is(err, objstore.ErrTooLarge), errors.Is(err, objstore.ErrBadLocation): // a directory, say
 		return invalid("%s %s: %v", what, location, err)
 	}
 	return fmt.Errorf("read %s %s: %w", what, location, err)
@@ -260,15 +327,6 @@ func resolve(base, path string, relative bool) string {
 		return base + path
 	}
 	return path
-}
-
-// relPath stores a path relative to the table's path when it is inside
-// it, as DuckDB stores its own files.
-func relPath(tablePath, path string) (string, bool) {
-	if rest, ok := strings.CutPrefix(path, tablePath); ok && rest != "" {
-		return rest, true
-	}
-	return path, false
 }
 
 // leaf is a primitive column of the table with its DuckLake and Iceberg
@@ -412,7 +470,7 @@ func (c *Catalog) applyFiles(ctx context.Context, tx pgx.Tx, snap *Snapshot, t d
 			}
 		}
 		id := snap.fileID()
-		path, rel := relPath(t.Path, f.Path)
+		path, rel := relTo(t.Path, f.Path)
 		if _, err := tx.Exec(ctx, `INSERT INTO `+c.t("ducklake_data_file")+` (data_file_id, table_id, begin_snapshot, end_snapshot, file_order,
 				path, path_is_relative, file_format, record_count, file_size_bytes, footer_size, row_id_start, partition_id,
 				encryption_key, mapping_id, partial_max)

@@ -8,13 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/iceberg"
+	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
 // Registration is an Iceberg table to register (the REST API's
@@ -34,22 +34,30 @@ type Registration struct {
 
 // ReadRegistration reads the table metadata file at metadataLocation and
 // the manifests of its current snapshot, and checks them against what
-// DuckLake can hold. The metadata file must be inside the namespace's
-// location (the catalog reads it with its root credentials), and the
-// manifest list, manifests and every live file inside the table's location,
+// DuckLake can hold. Every location is checked before it is read (the
+// catalog reads with its root credentials): the metadata file must be
+// inside the namespace's location and outside every live table's
+// (MetadataFile); the table location it gives must be one a create could
+// choose (inside the namespace, overlapping no live table at snapshot
+// snap), and the manifest list, manifests and every live file inside it,
 // as the commit path requires of a snapshot's files.
-func (c *Catalog) ReadRegistration(ctx context.Context, ns Namespace, name, metadataLocation string) (*Registration, error) {
+func (c *Catalog) ReadRegistration(ctx context.Context, q ducklake.Querier, snap int64, ns Namespace, name, metadataLocation string) (*Registration, error) {
 	if err := checkTableName(name); err != nil {
 		return nil, err
 	}
-	loc := normLocation(metadataLocation)
-	if !under(loc, ns.Path) {
-		return nil, newError(ErrForbidden, "metadata file %s is not inside the location of namespace %s, %s", metadataLocation, ns.Name, ns.Path)
+	loc, holder, err := c.MetadataFile(ctx, q, snap, ns, "metadata file", metadataLocation)
+	if err != nil {
+		return nil, err
+	}
+	if holder != "" {
+		// The file is that table's: registering it again would make two
+		// catalog entries for one table's files.
+		return nil, newError(ErrExists, "Table already exists: the table whose location holds metadata file %s is registered as %s", metadataLocation, holder)
 	}
 	if c.objects == nil {
 		return nil, unsupported("this catalog has no storage client to read metadata files with, so it cannot register tables")
 	}
-	data, err := c.objects.ReadObject(ctx, loc, c.maxObjectBytes)
+	data, err := c.objects.Get(ctx, loc, c.maxObjectBytes)
 	if err != nil {
 		return nil, objectError("metadata file", metadataLocation, err)
 	}
@@ -69,18 +77,64 @@ func (c *Catalog) ReadRegistration(ctx context.Context, ns Namespace, name, meta
 	if md.Location == "" {
 		return nil, invalid("metadata file %s has no table location", metadataLocation)
 	}
-	// What DuckLake cannot hold is refused before the manifests are read.
-	if _, _, err := registrationPlan(ns, name, md, c.maxFormat); err != nil {
+	// What DuckLake cannot hold is refused before the manifests are read,
+	// and so is a table location that is not the table's own to take.
+	p, _, err := registrationPlan(ns, name, md, c.maxFormat)
+	if err != nil {
 		return nil, err
 	}
-	reg := &Registration{MetadataLocation: loc, Metadata: md, files: &fileChange{}}
+	dir, err := p.dir()
+	if err != nil {
+		return nil, err
+	}
+	switch taken, err := c.overlaps(ctx, q, snap, dir); {
+	case err != nil:
+		return nil, err
+	case taken:
+		return nil, overlapError(md.Location)
+	}
+	reg := &Registration{MetadataLocation: loc.String(), Metadata: md, files: &fileChange{}}
 	if cur := md.CurrentSnapshot(); cur != nil {
-		location := strings.TrimRight(normLocation(md.Location), "/")
-		if reg.files, err = c.liveSnapshotFiles(ctx, md, location, cur); err != nil {
+		if reg.files, err = c.liveSnapshotFiles(ctx, md, dir, cur); err != nil {
 			return nil, err
 		}
 	}
 	return reg, nil
+}
+
+// MetadataFile parses location, a metadata file a client asks the catalog
+// to read (what names it in messages), and checks that it is inside
+// namespace ns's location. holder is the qualified name of a table live at
+// snapshot snap whose location holds the file, "" for none: such a file is
+// that table's, and callers refuse it without reading it, so that what the
+// answer says never depends on what another table's location holds.
+func (c *Catalog) MetadataFile(ctx context.Context, q ducklake.Querier, snap int64, ns Namespace, what, location string) (loc objstore.Location, holder string, err error) {
+	loc, err = objstore.Parse(location)
+	nsDir, derr := objstore.ParseDir(ns.Path)
+	if err != nil || derr != nil || !loc.Within(nsDir) {
+		return loc, "", newError(ErrForbidden, "%s %s is not inside the location of namespace %s, %s", what, location, ns.Name, ns.Path)
+	}
+	r := c.reader(q)
+	tables, err := r.Tables(ctx, snap)
+	if err != nil {
+		return loc, "", fmt.Errorf("check %s %s: %w", what, location, err)
+	}
+	for _, t := range tables {
+		if dir, err := objstore.ParseDir(t.Path); err != nil || !loc.Within(dir) {
+			continue
+		}
+		schemas, err := r.Schemas(ctx, snap)
+		if err != nil {
+			return loc, "", fmt.Errorf("check %s %s: %w", what, location, err)
+		}
+		for _, sc := range schemas {
+			if sc.ID == t.SchemaID {
+				return loc, sc.Name + "." + t.Name, nil
+			}
+		}
+		return loc, t.Name, nil
+	}
+	return loc, "", nil
 }
 
 // parseTableMetadata decodes a metadata file, gzip-compressed or not (the
@@ -118,14 +172,14 @@ func parseTableMetadata(data []byte, maxBytes int64) (*iceberg.TableMetadata, er
 // snapshot added them. Files written under a partition spec other than the
 // table's default are refused: DuckLake keeps one partitioning per table
 // (an unpartitioned spec is no partitioning and always fits).
-func (c *Catalog) liveSnapshotFiles(ctx context.Context, md *iceberg.TableMetadata, location string, s *iceberg.Snapshot) (*fileChange, error) {
-	list, err := c.readManifestList(ctx, s.ManifestList, location)
+func (c *Catalog) liveSnapshotFiles(ctx context.Context, md *iceberg.TableMetadata, dir TableDir, s *iceberg.Snapshot) (*fileChange, error) {
+	list, err := c.readManifestList(ctx, s.ManifestList, dir)
 	if err != nil {
 		return nil, err
 	}
 	ch := &fileChange{}
 	for _, mf := range list.Files {
-		man, err := c.readManifest(ctx, mf, location)
+		man, err := c.readManifest(ctx, mf, dir)
 		if err != nil {
 			return nil, err
 		}
@@ -136,7 +190,7 @@ func (c *Catalog) liveSnapshotFiles(ctx context.Context, md *iceberg.TableMetada
 			if len(man.Spec.Fields) > 0 && man.Spec.ID != md.DefaultSpecID {
 				return nil, unsupported("file %s was written under partition spec %d, not the table's default spec %d: DuckLake keeps only the current partitioning, so rewrite the table's files under its current spec before registering it", e.File.Path, man.Spec.ID, md.DefaultSpecID)
 			}
-			if err := ch.addLive(*e.File, man.Spec, location); err != nil {
+			if err := ch.addLive(*e.File, man.Spec, dir); err != nil {
 				return nil, err
 			}
 		}
@@ -225,7 +279,7 @@ func (c *Catalog) adoptFiles(ctx context.Context, tx pgx.Tx, schemaID int64, t d
 	var rel []string
 	for _, list := range [][]addedFile{files.addData, files.addDeletes} {
 		for _, f := range list {
-			if p, ok := relPath(t.Path, f.file.Path); ok {
+			if p, ok := relTo(t.Path, f.file.Path); ok {
 				rel = append(rel, p)
 			}
 		}

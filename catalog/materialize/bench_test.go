@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
+	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
 // synthHistory makes the history of a table written by snapshots commits
@@ -113,7 +114,7 @@ func BenchmarkMaterializeCold(b *testing.B) {
 func BenchmarkMaterializerNextSnapshot(b *testing.B) {
 	h := synthHistory(1000, 10000)
 	last := h.Snapshots[len(h.Snapshots)-1].ID
-	m := NewMaterializer(Config{Source: historySource{h}, Writer: NewMemWriter(), CacheEntries: 1})
+	m := NewMaterializer(Config{Source: historySource{h}, Writer: objstore.NewMem(), CacheEntries: 1})
 	ctx := context.Background()
 	if _, err := m.Materialize(ctx, 1, last-1); err != nil {
 		b.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/iceberg"
+	"github.com/duckicelake/duckicelake/internal/objstore"
 	"github.com/google/uuid"
 )
 
@@ -39,7 +40,7 @@ type Options struct {
 	// Objects reads DuckLake's delete files, whose positions format version
 	// 3 needs for its deletion vectors (see LoadDeletePositions); wrap it in
 	// a PositionCache so that each is read once.
-	Objects ObjectReader
+	Objects objstore.Reader
 }
 
 // File is one object the metadata references that the materialiser made.

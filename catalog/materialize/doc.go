@@ -14,6 +14,6 @@
 //
 // Outputs are immutable and content-addressed: the same history gives the
 // same bytes, and generated files are named by snapshot id and a hash of
-// their content. [Materializer] writes each once through an [ObjectWriter]
+// their content. [Materializer] writes each once through an objstore.Store
 // and caches results in a bounded LRU with one build per key at a time.
 package materialize

@@ -26,6 +26,7 @@ import (
 	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
 	"github.com/duckicelake/duckicelake/catalog/iceberg"
 	"github.com/duckicelake/duckicelake/catalog/materialize"
+	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
 func repoRoot(t *testing.T) string {
@@ -180,7 +181,7 @@ func TestMaterialiseMatchesDuckDB(t *testing.T) {
 	scenario(t, &rep, "write", dsn, data)
 
 	r := ducklake.NewReader(conn, "")
-	mat := materialize.NewMaterializer(materialize.Config{Source: materialize.NewPGSource(conn, ""), Writer: materialize.DirWriter{}})
+	mat := materialize.NewMaterializer(materialize.Config{Source: materialize.NewPGSource(conn, ""), Writer: objstore.NewDir()})
 	var requests []readRequest
 	last := rep.Snapshots[len(rep.Snapshots)-1].ID
 	lastMeta := map[string]*materialize.Result{}
@@ -244,7 +245,7 @@ func TestMaterialiseMatchesDuckDB(t *testing.T) {
 	// every earlier one either the same or be refused as unrepresentable.
 	var after duckReport
 	scenario(t, &after, "flush", dsn, data)
-	fresh := materialize.NewMaterializer(materialize.Config{Source: materialize.NewPGSource(conn, ""), Writer: materialize.DirWriter{}})
+	fresh := materialize.NewMaterializer(materialize.Config{Source: materialize.NewPGSource(conn, ""), Writer: objstore.NewDir()})
 	refused := 0
 	for _, s := range after.Snapshots {
 		for name, want := range s.Tables {

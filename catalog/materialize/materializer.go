@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/duckicelake/duckicelake/catalog/iceberg"
+	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
 // Result is a materialised table as the catalog serves it. It is shared
@@ -21,7 +22,10 @@ type Result struct {
 // Config configures a Materializer.
 type Config struct {
 	Source Source
-	Writer ObjectWriter
+	// Writer stores the outputs. They are immutable, so nothing is ever
+	// overwritten: the Materializer asks Exists first and writes only what
+	// is missing.
+	Writer objstore.Store
 	// CacheEntries bounds the result cache; 0 means 256.
 	CacheEntries int
 	// KnownObjects bounds the set of locations known to be stored, which
@@ -35,7 +39,7 @@ type Config struct {
 }
 
 // Materializer materialises DuckLake snapshots as Iceberg metadata, writes
-// each output once through its ObjectWriter and caches the results: a
+// each output once through its Writer and caches the results: a
 // bounded LRU keyed by (table, snapshot, format version), with concurrent
 // requests for the same key sharing one build. When the Source is a
 // [Resolver], a request is keyed by the snapshot the table last changed at,
@@ -234,12 +238,16 @@ feed:
 }
 
 func (m *Materializer) storeOne(ctx context.Context, f File) error {
-	ok, err := m.cfg.Writer.Exists(ctx, f.Location)
+	loc, err := objstore.Parse(f.Location)
+	if err != nil {
+		return fmt.Errorf("write the table's metadata: %w", err)
+	}
+	ok, err := m.cfg.Writer.Exists(ctx, loc)
 	if err != nil {
 		return fmt.Errorf("check %s: %w", f.Location, err)
 	}
 	if !ok {
-		if err := m.cfg.Writer.PutObject(ctx, f.Location, f.Body); err != nil {
+		if err := m.cfg.Writer.Put(ctx, loc, f.Body); err != nil {
 			return fmt.Errorf("write %s: %w", f.Location, err)
 		}
 	}

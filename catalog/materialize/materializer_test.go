@@ -4,28 +4,29 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
-// countingWriter counts calls to an ObjectWriter.
+// countingWriter counts calls to a Store.
 type countingWriter struct {
-	ObjectWriter
+	objstore.Store
 	exists, puts atomic.Int64
 }
 
-func (w *countingWriter) Exists(ctx context.Context, key string) (bool, error) {
+func (w *countingWriter) Exists(ctx context.Context, loc objstore.Location) (bool, error) {
 	w.exists.Add(1)
-	return w.ObjectWriter.Exists(ctx, key)
+	return w.Store.Exists(ctx, loc)
 }
 
-func (w *countingWriter) PutObject(ctx context.Context, key string, body []byte) error {
+func (w *countingWriter) Put(ctx context.Context, loc objstore.Location, body []byte) error {
 	w.puts.Add(1)
-	return w.ObjectWriter.PutObject(ctx, key, body)
+	return w.Store.Put(ctx, loc, body)
 }
 
 // gatedSource counts History calls and, while gate is open, blocks them.
@@ -49,8 +50,8 @@ func (s *gatedSource) History(ctx context.Context, tableID, snap int64) (*Histor
 
 func TestMaterializerWritesOnceAndCaches(t *testing.T) {
 	ctx := context.Background()
-	mem := NewMemWriter()
-	w := &countingWriter{ObjectWriter: mem}
+	mem := objstore.NewMem()
+	w := &countingWriter{Store: mem}
 	src := &gatedSource{}
 	m := NewMaterializer(Config{Source: src, Writer: w})
 
@@ -62,7 +63,7 @@ func TestMaterializerWritesOnceAndCaches(t *testing.T) {
 	if int(w.puts.Load()) != len(out5.Files) || len(mem.Keys()) != len(out5.Files) {
 		t.Fatalf("%d puts, %d objects; want %d files", w.puts.Load(), len(mem.Keys()), len(out5.Files))
 	}
-	if body, ok := mem.Get(r5.MetadataLocation); !ok || string(body) != string(r5.MetadataJSON) {
+	if body, ok := mem.Object(r5.MetadataLocation); !ok || string(body) != string(r5.MetadataJSON) {
 		t.Error("the metadata JSON is not stored at its location")
 	}
 	// Cached: no second build, no more writes.
@@ -88,7 +89,7 @@ func TestMaterializerWritesOnceAndCaches(t *testing.T) {
 		t.Errorf("snapshot 6: %d existence checks, want %d (files not known yet)", got, want)
 	}
 	// A fresh Materializer over the same store finds everything written.
-	w2 := &countingWriter{ObjectWriter: mem}
+	w2 := &countingWriter{Store: mem}
 	if _, err := NewMaterializer(Config{Source: src, Writer: w2}).Materialize(ctx, 1, 6); err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func TestMaterializerWritesOnceAndCaches(t *testing.T) {
 
 func TestMaterializerOneBuildPerKey(t *testing.T) {
 	src := &gatedSource{gate: make(chan struct{})}
-	m := NewMaterializer(Config{Source: src, Writer: NewMemWriter()})
+	m := NewMaterializer(Config{Source: src, Writer: objstore.NewMem()})
 	var wg sync.WaitGroup
 	results := make([]*Result, 16)
 	for i := range results {
@@ -131,7 +132,7 @@ func TestMaterializerOneBuildPerKey(t *testing.T) {
 
 func TestMaterializerCallerGivesUp(t *testing.T) {
 	src := &gatedSource{gate: make(chan struct{})}
-	m := NewMaterializer(Config{Source: src, Writer: NewMemWriter()})
+	m := NewMaterializer(Config{Source: src, Writer: objstore.NewMem()})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	if _, err := m.Materialize(ctx, 1, 6); !errors.Is(err, context.DeadlineExceeded) {
@@ -154,7 +155,7 @@ func TestMaterializerErrorsAndEviction(t *testing.T) {
 	ctx := context.Background()
 	src := &gatedSource{}
 	src.fail.Store(1)
-	m := NewMaterializer(Config{Source: src, Writer: NewMemWriter(), CacheEntries: 2})
+	m := NewMaterializer(Config{Source: src, Writer: objstore.NewMem(), CacheEntries: 2})
 	if _, err := m.Materialize(ctx, 1, 6); err == nil {
 		t.Fatal("the failing source did not fail")
 	}
@@ -174,17 +175,17 @@ func TestMaterializerErrorsAndEviction(t *testing.T) {
 	}
 }
 
-type failingWriter struct{ *MemWriter }
+type failingWriter struct{ *objstore.MemStore }
 
-func (w *failingWriter) PutObject(ctx context.Context, key string, body []byte) error {
-	if filepath.Ext(key) == ".avro" {
+func (w *failingWriter) Put(ctx context.Context, loc objstore.Location, body []byte) error {
+	if filepath.Ext(loc.Key()) == ".avro" {
 		return fmt.Errorf("disk full")
 	}
-	return w.MemWriter.PutObject(ctx, key, body)
+	return w.MemStore.Put(ctx, loc, body)
 }
 
 func TestMaterializerWriteFailure(t *testing.T) {
-	w := &failingWriter{MemWriter: NewMemWriter()}
+	w := &failingWriter{MemStore: objstore.NewMem()}
 	m := NewMaterializer(Config{Source: &gatedSource{}, Writer: w})
 	if _, err := m.Materialize(context.Background(), 1, 6); err == nil {
 		t.Fatal("a failed upload went unnoticed")
@@ -196,30 +197,5 @@ func TestMaterializerWriteFailure(t *testing.T) {
 	}
 	if _, ok := m.Cached(1, 6); ok {
 		t.Error("a failed build was cached")
-	}
-}
-
-func TestDirWriter(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	var w DirWriter
-	for _, key := range []string{filepath.Join(dir, "a", "b.avro"), "file://" + filepath.Join(dir, "c.json")} {
-		if ok, err := w.Exists(ctx, key); ok || err != nil {
-			t.Fatalf("Exists(%s) before = %v, %v", key, ok, err)
-		}
-		if err := w.PutObject(ctx, key, []byte("x")); err != nil {
-			t.Fatal(err)
-		}
-		if ok, err := w.Exists(ctx, key); !ok || err != nil {
-			t.Fatalf("Exists(%s) after = %v, %v", key, ok, err)
-		}
-	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "c.json")); string(b) != "x" {
-		t.Errorf("file content %q", b)
-	}
-	for _, bad := range []string{"relative/x", "s3://b/k"} {
-		if err := w.PutObject(ctx, bad, nil); !errors.Is(err, ErrBadLocation) {
-			t.Errorf("PutObject(%q) = %v", bad, err)
-		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
 	"github.com/duckicelake/duckicelake/catalog/materialize"
+	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
 // TestMaterializerResolves runs the DuckDB scenario (then DuckDB's flush,
@@ -43,8 +44,8 @@ func TestMaterializerResolves(t *testing.T) {
 	// Materializer and returns the snapshot each resolved to.
 	check := func(phase string, rep duckReport, version int) map[string]map[int64]int64 {
 		t.Helper()
-		opts := materialize.Options{FormatVersion: version, Objects: materialize.NewPositionCache(materialize.DirWriter{}, 0)}
-		mat := materialize.NewMaterializer(materialize.Config{Source: src, Writer: materialize.DirWriter{}, Options: opts})
+		opts := materialize.Options{FormatVersion: version, Objects: materialize.NewPositionCache(objstore.NewDir(), 0)}
+		mat := materialize.NewMaterializer(materialize.Config{Source: src, Writer: objstore.NewDir(), Options: opts})
 		resolvedAt := map[string]map[int64]int64{}
 		keys := map[[2]int64]bool{}
 		pairs, failed := 0, 0
@@ -129,8 +130,8 @@ func TestMaterializerResolves(t *testing.T) {
 	}
 
 	t.Run("format version property", func(t *testing.T) {
-		mat := materialize.NewMaterializer(materialize.Config{Source: src, Writer: materialize.DirWriter{},
-			Options: materialize.Options{Objects: materialize.NewPositionCache(materialize.DirWriter{}, 0)}})
+		mat := materialize.NewMaterializer(materialize.Config{Source: src, Writer: objstore.NewDir(),
+			Options: materialize.Options{Objects: materialize.NewPositionCache(objstore.NewDir(), 0)}})
 		ev, idp := tableID("ev", newest), tableID("idp", newest)
 		v2, err := mat.Materialize(ctx, ev, newest)
 		if err != nil || v2.Metadata.FormatVersion != 2 {
@@ -171,7 +172,7 @@ func TestMaterializerResolves(t *testing.T) {
 	})
 
 	t.Run("expired snapshot", func(t *testing.T) {
-		mat := materialize.NewMaterializer(materialize.Config{Source: src, Writer: materialize.DirWriter{}})
+		mat := materialize.NewMaterializer(materialize.Config{Source: src, Writer: objstore.NewDir()})
 		ev := tableID("ev", newest)
 		before, err := mat.Materialize(ctx, ev, newest)
 		if err != nil {
@@ -236,7 +237,7 @@ func TestMaterializerAfterDuckDBExpiry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mat := materialize.NewMaterializer(materialize.Config{Source: src, Writer: materialize.DirWriter{}})
+	mat := materialize.NewMaterializer(materialize.Config{Source: src, Writer: objstore.NewDir()})
 	records := func(res *materialize.Result) string {
 		md := res.Metadata
 		if md.CurrentSnapshotID == nil || md.SnapshotByID(*md.CurrentSnapshotID) == nil {

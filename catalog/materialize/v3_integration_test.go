@@ -22,6 +22,7 @@ import (
 	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
 	"github.com/duckicelake/duckicelake/catalog/iceberg"
 	"github.com/duckicelake/duckicelake/catalog/materialize"
+	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
 // TestMaterialiseV3MatchesDuckDB runs the DuckDB scenario of
@@ -46,8 +47,8 @@ func TestMaterialiseV3MatchesDuckDB(t *testing.T) {
 	v3Scenario(t, py, &rep, "merge", dsn, data)
 
 	r := ducklake.NewReader(conn, "")
-	v3 := materialize.Options{FormatVersion: 3, Objects: materialize.NewPositionCache(materialize.DirWriter{}, 0)}
-	mat := materialize.NewMaterializer(materialize.Config{Source: materialize.NewPGSource(conn, ""), Writer: materialize.DirWriter{}, Options: v3})
+	v3 := materialize.Options{FormatVersion: 3, Objects: materialize.NewPositionCache(objstore.NewDir(), 0)}
+	mat := materialize.NewMaterializer(materialize.Config{Source: materialize.NewPGSource(conn, ""), Writer: objstore.NewDir(), Options: v3})
 	var requests []readRequest
 	last := rep.Snapshots[len(rep.Snapshots)-1].ID
 	lastMeta := map[string]*materialize.Result{}
@@ -110,8 +111,8 @@ func TestMaterialiseV3MatchesDuckDB(t *testing.T) {
 	refused := map[int]int{}
 	var afterRequests []readRequest
 	for _, version := range []int{2, 3} {
-		fresh := materialize.NewMaterializer(materialize.Config{Source: materialize.NewPGSource(conn, ""), Writer: materialize.DirWriter{},
-			Options: materialize.Options{FormatVersion: version, Objects: materialize.DirWriter{}}})
+		fresh := materialize.NewMaterializer(materialize.Config{Source: materialize.NewPGSource(conn, ""), Writer: objstore.NewDir(),
+			Options: materialize.Options{FormatVersion: version, Objects: objstore.NewDir()}})
 		newest := after.Snapshots[len(after.Snapshots)-1].ID
 		for _, s := range after.Snapshots {
 			for name, want := range s.Tables {

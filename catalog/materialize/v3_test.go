@@ -12,6 +12,7 @@ import (
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/iceberg"
+	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
 // eventsHistoryV3 is eventsHistory with DuckLake row ids, the positions of
@@ -288,15 +289,13 @@ func TestMaterialiseV3ReadsDeleteFiles(t *testing.T) {
 	h := eventsHistoryV3()
 	h.DeletePositions = nil
 	h.DeleteFiles = h.DeleteFiles[:1] // A's, read from the store below
-	mem := NewMemWriter()
+	mem := objstore.NewMem()
 	body, err := WritePositionDeletes("s3://lake/main/ev/year=2023/bucket=1/a.parquet", []int64{3, 4, 8})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := mem.PutObject(ctx, h.DeleteFiles[0].Path, body); err != nil {
-		t.Fatal(err)
-	}
+	mem.Set(h.DeleteFiles[0].Path, body)
 	out, err := Materialise(ctx, historySource{h}, 1, 5, Options{FormatVersion: 3, Objects: mem})
 	if err != nil {
 		t.Fatal(err)
@@ -307,9 +306,9 @@ func TestMaterialiseV3ReadsDeleteFiles(t *testing.T) {
 	}
 	h.DeletePositions = nil
 	if _, err := Materialise(ctx, historySource{h}, 1, 5, Options{FormatVersion: 3}); err == nil {
-		t.Error("v3 without an ObjectReader read delete files")
+		t.Error("v3 without an object reader read delete files")
 	}
-	if _, err := Materialise(ctx, historySource{h}, 1, 5, Options{FormatVersion: 3, Objects: NewMemWriter()}); err == nil {
+	if _, err := Materialise(ctx, historySource{h}, 1, 5, Options{FormatVersion: 3, Objects: objstore.NewMem()}); err == nil {
 		t.Error("missing delete file accepted")
 	}
 }
@@ -368,30 +367,28 @@ func TestBuildEmitsEndOfUnrepresentableStretch(t *testing.T) {
 	}
 }
 
-// countingReader counts GetObject calls per location.
+// countingReader counts Get calls per location.
 type countingReader struct {
-	ObjectReader
+	objstore.Reader
 	gets map[string]int
 }
 
-func (c *countingReader) GetObject(ctx context.Context, location string) ([]byte, error) {
-	c.gets[location]++
-	return c.ObjectReader.GetObject(ctx, location)
+func (c *countingReader) Get(ctx context.Context, loc objstore.Location, max int64) ([]byte, error) {
+	c.gets[loc.String()]++
+	return c.Reader.Get(ctx, loc, max)
 }
 
 func TestPositionCache(t *testing.T) {
 	ctx := context.Background()
-	mem := NewMemWriter()
+	mem := objstore.NewMem()
 	for _, d := range eventsHistoryV3().DeleteFiles {
 		body, err := WritePositionDeletes("x", []int64{3, 4})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := mem.PutObject(ctx, d.Path, body); err != nil {
-			t.Fatal(err)
-		}
+		mem.Set(d.Path, body)
 	}
-	counter := &countingReader{ObjectReader: mem, gets: map[string]int{}}
+	counter := &countingReader{Reader: mem, gets: map[string]int{}}
 	cache := NewPositionCache(counter, 0)
 	for snap := int64(5); snap <= 6; snap++ {
 		h := eventsHistoryV3()

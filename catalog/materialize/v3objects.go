@@ -6,8 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -15,24 +13,20 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
-// ObjectReader reads files the catalog references, by the absolute
-// location DuckLake gives them; format version 3 reads DuckLake's delete
-// files through it. A missing object is an error wrapping os.ErrNotExist.
-type ObjectReader interface {
-	GetObject(ctx context.Context, location string) ([]byte, error)
-}
+// maxDeleteFileBytes bounds one DuckLake delete file read for format
+// version 3 (its positions become a deletion vector in memory).
+const maxDeleteFileBytes = 256 << 20
 
 // LoadDeletePositions reads into h.DeletePositions the positions of every
 // delete file of h that a snapshot up to snapshotID can see, with the
 // snapshot each was deleted at where the file records it (DuckDB writes
 // _ducklake_internal_snapshot_id when one file gathers the deletions of
 // several snapshots). Build needs them for format version 3.
-func LoadDeletePositions(ctx context.Context, r ObjectReader, h *History, snapshotID int64) error {
+func LoadDeletePositions(ctx context.Context, r objstore.Reader, h *History, snapshotID int64) error {
 	if h.DeletePositions == nil {
 		h.DeletePositions = map[int64][]DeletedPosition{}
 	}
@@ -44,7 +38,7 @@ func LoadDeletePositions(ctx context.Context, r ObjectReader, h *History, snapsh
 			return err
 		}
 		if r == nil {
-			return fmt.Errorf("delete file %s: no ObjectReader to read it with", d.Path)
+			return fmt.Errorf("delete file %s: no object reader to read it with", d.Path)
 		}
 		var pos []DeletedPosition
 		var err error
@@ -64,8 +58,12 @@ func LoadDeletePositions(ctx context.Context, r ObjectReader, h *History, snapsh
 	return nil
 }
 
-func loadPositions(ctx context.Context, r ObjectReader, location string) ([]DeletedPosition, error) {
-	body, err := r.GetObject(ctx, location)
+func loadPositions(ctx context.Context, r objstore.Reader, location string) ([]DeletedPosition, error) {
+	loc, err := objstore.Parse(location)
+	if err != nil {
+		return nil, fmt.Errorf("delete file: %w", err)
+	}
+	body, err := r.Get(ctx, loc, maxDeleteFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read delete file %s: %w", location, err)
 	}
@@ -76,13 +74,13 @@ func loadPositions(ctx context.Context, r ObjectReader, location string) ([]Dele
 	return pos, nil
 }
 
-// PositionCache is an ObjectReader that remembers what the delete files it
-// read delete. A file at a location never changes, so with one in
+// PositionCache is an objstore.Reader that remembers what the delete files
+// it read delete. A file at a location never changes, so with one in
 // Options.Objects each delete file is read and parsed once, not on every
 // snapshot of its table. It holds at most max positions (least recently
 // used files go first) and is safe for concurrent use.
 type PositionCache struct {
-	r   ObjectReader
+	r   objstore.Reader
 	max int
 
 	mu    sync.Mutex
@@ -98,16 +96,16 @@ type cachedPositions struct {
 
 // NewPositionCache caches the positions of delete files read through r,
 // up to max positions in all (0 means 1<<22, about 64 MiB).
-func NewPositionCache(r ObjectReader, max int) *PositionCache {
+func NewPositionCache(r objstore.Reader, max int) *PositionCache {
 	if max <= 0 {
 		max = 1 << 22
 	}
 	return &PositionCache{r: r, max: max, order: list.New(), items: map[string]*list.Element{}}
 }
 
-// GetObject reads location through the underlying reader, uncached.
-func (c *PositionCache) GetObject(ctx context.Context, location string) ([]byte, error) {
-	return c.r.GetObject(ctx, location)
+// Get reads loc through the underlying reader, uncached.
+func (c *PositionCache) Get(ctx context.Context, loc objstore.Location, max int64) ([]byte, error) {
+	return c.r.Get(ctx, loc, max)
 }
 
 // positions returns the positions of the delete file at location; callers
@@ -282,54 +280,4 @@ func readStringColumn(ctx context.Context, fr *pqarrow.FileReader, col int) ([]s
 		}
 	}
 	return out, nil
-}
-
-// GetObject reads the local file at location (a path or file:// URL).
-func (DirWriter) GetObject(_ context.Context, location string) ([]byte, error) {
-	path, err := localPath(location)
-	if err != nil {
-		return nil, err
-	}
-	return os.ReadFile(path)
-}
-
-// GetObject returns a copy of the object stored under key.
-func (w *MemWriter) GetObject(_ context.Context, key string) ([]byte, error) {
-	b, ok := w.Get(key)
-	if !ok {
-		return nil, fmt.Errorf("%s: %w", key, os.ErrNotExist)
-	}
-	return bytes.Clone(b), nil
-}
-
-// S3GetAPI is the part of *s3.Client the S3 reader uses.
-type S3GetAPI interface {
-	GetObject(ctx context.Context, in *s3.GetObjectInput, opts ...func(*s3.Options)) (*s3.GetObjectOutput, error)
-}
-
-// S3Reader reads "s3://bucket/key" locations with a root client.
-type S3Reader struct {
-	Client S3GetAPI
-}
-
-// GetObject downloads location.
-func (r S3Reader) GetObject(ctx context.Context, location string) ([]byte, error) {
-	bucket, key, err := SplitS3(location)
-	if err != nil {
-		return nil, err
-	}
-	out, err := r.Client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
-	if err != nil {
-		var nsk *s3types.NoSuchKey
-		if errors.As(err, &nsk) {
-			return nil, fmt.Errorf("get %s: %w", location, os.ErrNotExist)
-		}
-		return nil, fmt.Errorf("get %s: %w", location, err)
-	}
-	defer out.Body.Close()
-	body, err := io.ReadAll(out.Body)
-	if err != nil {
-		return nil, fmt.Errorf("get %s: %w", location, err)
-	}
-	return body, nil
 }

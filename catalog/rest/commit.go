@@ -159,11 +159,13 @@ func (s *Server) commitTarget(ctx context.Context, tx pgx.Tx, reader *ducklake.R
 }
 
 // prefetchManifests reads the manifests of every change's new snapshots.
-// The table's location is where its files must be: its path at the
-// current snapshot, or for a table a create transaction makes, its
-// namespace's path and its name.
+// Every location the changes name is checked first (commit.CommitDir):
+// nothing is read with the catalog's root credentials until all of them
+// are, so what a refused commit is answered never depends on what object
+// storage holds.
 func (s *Server) prefetchManifests(ctx context.Context, changes []tableChange) error {
 	var snap int64
+	dirs := make([]*commit.TableDir, len(changes))
 	for i := range changes {
 		c := &changes[i]
 		adds := false
@@ -179,26 +181,32 @@ func (s *Server) prefetchManifests(ctx context.Context, changes []tableChange) e
 				return err
 			}
 		}
-		var location string
+		target := commit.Target{Name: c.name}
 		t, err := s.reader.TableByName(ctx, snap, c.ns, c.name)
 		switch {
 		case err == nil:
-			location = strings.TrimSuffix(t.Path, "/")
+			target.Table = &t
 		case errors.Is(err, ducklake.ErrNotFound):
 			sc, err := s.schemaNamed(ctx, snap, c.ns)
 			if err != nil {
 				return err
 			}
-			location = sc.Path + c.name
-			for _, u := range c.req.Updates {
-				if u.Action == commit.ActionSetLocation {
-					location = strings.TrimRight(u.Location, "/")
-				}
-			}
+			target.Namespace = commit.Namespace{ID: sc.ID, Name: c.ns, Path: sc.Path}
 		default:
 			return err
 		}
-		if c.manifests, err = s.commits.ReadManifests(ctx, location, c.req); err != nil {
+		dir, err := s.commits.CommitDir(ctx, s.db, snap, target, c.req)
+		if err != nil {
+			return commitError(err)
+		}
+		dirs[i] = &dir
+	}
+	for i, dir := range dirs {
+		if dir == nil {
+			continue
+		}
+		var err error
+		if changes[i].manifests, err = s.commits.ReadManifests(ctx, *dir, changes[i].req); err != nil {
 			return commitError(err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/duckicelake/duckicelake/catalog/commit"
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/views"
+	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
 // The register routes, for /v1/config's endpoints: they need an object
@@ -32,23 +33,22 @@ type registerRequest struct {
 
 // readRegistration checks and reads what both register routes start
 // with: write access, the request (kind "table" or "view"), the
-// namespace as of the current snapshot.
-func (s *Server) readRegistration(r *request, kind string) (registerRequest, schemaAt, error) {
-	var req registerRequest
+// namespace as of the current snapshot, snap.
+func (s *Server) readRegistration(r *request, kind string) (req registerRequest, snap int64, sc schemaAt, err error) {
 	if !r.p.CanWrite(r.ns) {
-		return req, schemaAt{}, forbidden("no write access to namespace %s", r.ns)
+		return req, 0, schemaAt{}, forbidden("no write access to namespace %s", r.ns)
 	}
 	if err := s.readJSON(r.ctx, &req); err != nil {
-		return req, schemaAt{}, err
+		return req, 0, schemaAt{}, err
 	}
 	if err := checkName(kind, req.Name); err != nil {
-		return req, schemaAt{}, err
+		return req, 0, schemaAt{}, err
 	}
 	if req.MetadataLocation == "" {
-		return req, schemaAt{}, badRequest("a registration needs a metadata-location")
+		return req, 0, schemaAt{}, badRequest("a registration needs a metadata-location")
 	}
-	_, sc, err := s.schemaNow(r.ctx, r.ns)
-	return req, sc, err
+	snap, sc, err = s.schemaNow(r.ctx, r.ns)
+	return req, snap, sc, err
 }
 
 // registerTable serves POST …/namespaces/{ns}/register: a DuckLake table
@@ -68,7 +68,7 @@ func (s *Server) registerTable(r *request) error {
 	if s.mat == nil {
 		return notImplemented(r)
 	}
-	req, sc, err := s.readRegistration(r, "table")
+	req, snap, sc, err := s.readRegistration(r, "table")
 	if err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func (s *Server) registerTable(r *request) error {
 		return err
 	}
 	ns := commit.Namespace{ID: sc.ID, Name: r.ns, Path: sc.Path}
-	reg, err := s.commits.ReadRegistration(r.ctx, ns, req.Name, req.MetadataLocation)
+	reg, err := s.commits.ReadRegistration(r.ctx, s.db, snap, ns, req.Name, req.MetadataLocation)
 	if err != nil {
 		return commitError(err)
 	}
@@ -139,26 +139,33 @@ const maxViewMetadataBytes = 16 << 20
 // credentials. The view keeps its UUID; a live view with that UUID is the
 // same view, registered already (409).
 func (s *Server) registerView(r *request) error {
-	req, sc, err := s.readRegistration(r, "view")
+	req, snap, sc, err := s.readRegistration(r, "view")
 	if err != nil {
 		return err
 	}
 	if err := s.nameClash(r.ctx, s.db, sc.ID, r.ns, req.Name, kindView); err != nil {
 		return err
 	}
-	loc := normLocation(req.MetadataLocation)
-	if !underDir(loc, sc.Path) {
-		return forbidden("metadata file %s is not inside the location of namespace %s, %s", req.MetadataLocation, r.ns, sc.Path)
+	ml, holder, err := s.commits.MetadataFile(r.ctx, s.db, snap, commit.Namespace{ID: sc.ID, Name: r.ns, Path: sc.Path}, "metadata file", req.MetadataLocation)
+	if err != nil {
+		return commitError(err)
 	}
+	if holder != "" {
+		// A table's file, not read (see commit.Catalog.MetadataFile).
+		return forbidden("metadata file %s is inside the location of table %s: views are not registered from a table's files", req.MetadataLocation, holder)
+	}
+	loc := ml.String()
 	if s.objects == nil {
 		return errorf(fasthttp.StatusNotImplemented, TypeUnsupported, "this catalog has no storage client to read metadata files with, so it cannot register views")
 	}
-	data, err := s.objects.ReadObject(r.ctx, loc, maxViewMetadataBytes)
+	data, err := s.objects.Get(r.ctx, ml, maxViewMetadataBytes)
 	switch {
-	case errors.Is(err, commit.ErrObjectNotFound):
+	case errors.Is(err, objstore.ErrNotFound):
 		return badRequest("view metadata file %s does not exist", req.MetadataLocation)
-	case errors.Is(err, commit.ErrObjectTooLarge):
+	case errors.Is(err, objstore.ErrTooLarge):
 		return badRequest("view metadata file %s is larger than %d bytes", req.MetadataLocation, maxViewMetadataBytes)
+	case errors.Is(err, objstore.ErrBadLocation): // a directory, say
+		return badRequest("view metadata file %s: %v", req.MetadataLocation, err)
 	case err != nil:
 		return fmt.Errorf("read view metadata %s: %w", loc, err)
 	}
@@ -229,26 +236,6 @@ func metadataFileNumber(loc string) int {
 		return 1
 	}
 	return n
-}
-
-// normLocation spells Hadoop's s3a:// and s3n:// schemes as s3://, the
-// scheme the catalog's paths use.
-func normLocation(p string) string {
-	for _, scheme := range []string{"s3a://", "s3n://"} {
-		if rest, ok := strings.CutPrefix(p, scheme); ok {
-			return "s3://" + rest
-		}
-	}
-	return p
-}
-
-// underDir reports whether location is inside directory dir, with no ".."
-// segment climbing out of it.
-func underDir(location, dir string) bool {
-	dir = strings.TrimSuffix(dir, "/") + "/"
-	rest, ok := strings.CutPrefix(location, dir)
-	return ok && rest != "" && !strings.HasPrefix(rest, "../") && !strings.Contains(rest, "/../") &&
-		!strings.HasSuffix(rest, "/..") && rest != ".."
 }
 
 func isUUID(s string) bool {

@@ -169,25 +169,6 @@ func TestRefsOnly(t *testing.T) {
 	}
 }
 
-func TestSplitS3(t *testing.T) {
-	for _, tt := range []struct {
-		in, bucket, prefix string
-		ok                 bool
-	}{
-		{"s3://lake/data/s/t/", "lake", "data/s/t/", true},
-		{"s3://lake/", "lake", "", true},
-		{"s3://lake", "lake", "", true},
-		{"s3:///x/", "", "", false},
-		{"/tmp/data/", "", "", false},
-		{"gs://b/x/", "", "", false},
-	} {
-		b, p, ok := splitS3(tt.in)
-		if b != tt.bucket || p != tt.prefix || ok != tt.ok {
-			t.Errorf("splitS3(%q) = %q, %q, %v", tt.in, b, p, ok)
-		}
-	}
-}
-
 func TestLoadKey(t *testing.T) {
 	k := appendLoadKey(nil, formRefs, 42, "sales", "orders")
 	ns, table, ok := splitLoadKey(string(k))

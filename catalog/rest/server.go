@@ -16,6 +16,7 @@ import (
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/internal/creds"
+	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
 // DB is what the catalog needs from Postgres; *pgxpool.Pool satisfies it.
@@ -41,12 +42,6 @@ type Materializer interface {
 	Materialize(ctx context.Context, table ducklake.Table, snap int64) (Metadata, error)
 }
 
-// Purger deletes every object under a prefix of a bucket: the files of a
-// table dropped with purgeRequested.
-type Purger interface {
-	DeletePrefix(ctx context.Context, bucket, prefix string) error
-}
-
 // Deps are the parts a Server works with.
 type Deps struct {
 	// DB reaches the DuckLake catalog. Required.
@@ -55,14 +50,13 @@ type Deps struct {
 	Materializer Materializer
 	// Keyring mints vended credentials; nil vends none.
 	Keyring *creds.Keyring
-	// Purger deletes dropped tables' files; nil refuses purgeRequested.
-	Purger Purger
-	// Objects reads the manifests Iceberg clients write and the metadata
-	// files tables and views are registered from, with the catalog's root
-	// credentials; nil refuses commits that add snapshots and registering.
-	// When it is also a commit.ObjectWriter, views get real metadata files
-	// at the locations the catalog reports.
-	Objects commit.ObjectReader
+	// Objects is object storage with the catalog's root credentials: it
+	// reads the manifests Iceberg clients write and the metadata files
+	// tables and views are registered from, writes views' metadata files
+	// at the locations the catalog reports, and deletes the files of tables
+	// dropped with purgeRequested. nil refuses commits that add snapshots,
+	// registering and purging, and keeps views' metadata in Postgres only.
+	Objects objstore.Store
 	// Authorizer decides, after the table scope, whether a remotely signed
 	// S3 request may be signed: the same instance the gateway asks per
 	// request (serve hands both the one it builds); nil is
@@ -84,11 +78,10 @@ type Server struct {
 	reader  *ducklake.Reader
 	mat     Materializer
 	keyring *creds.Keyring
-	purger  Purger
 	signer  *remoteSigner // nil: remote signing is not configured
 	gov     *Governance   // nil: no governance
 	commits *commit.Catalog
-	objects commit.ObjectReader // nil: no register, no view metadata files
+	objects objstore.Store // nil: no register, no purge, no view metadata files
 	log     *zap.Logger
 	now     func() time.Time
 
@@ -126,7 +119,6 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		reader:   ducklake.NewReader(deps.DB, cfg.Schema),
 		mat:      deps.Materializer,
 		keyring:  deps.Keyring,
-		purger:   deps.Purger,
 		objects:  deps.Objects,
 		gov:      deps.Governance,
 		log:      deps.Logger,

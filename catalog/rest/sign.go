@@ -20,6 +20,7 @@ import (
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/internal/creds"
+	"github.com/duckicelake/duckicelake/internal/objstore"
 	"github.com/duckicelake/duckicelake/internal/s3proto"
 	"github.com/duckicelake/duckicelake/sigv4"
 )
@@ -377,11 +378,11 @@ type tableScope struct {
 // and key prefix its credentials are scoped to. The prefix ends in '/' so
 // that table t does not cover t2's files.
 func tableLocation(path string) (bucket, prefix string, ok bool) {
-	bucket, prefix, ok = splitS3(path)
-	if ok && prefix != "" && !strings.HasSuffix(prefix, "/") {
-		prefix += "/"
+	l, err := objstore.ParseDir(path)
+	if err != nil || l.Scheme() != objstore.SchemeS3 {
+		return "", "", false
 	}
-	return bucket, prefix, ok
+	return l.Bucket(), l.Key(), true
 }
 
 // resolver finds the table a classified request must stay inside.

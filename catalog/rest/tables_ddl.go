@@ -9,6 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
+
+	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
 // liveTable is a table that exists now (end_snapshot IS NULL).
@@ -48,10 +50,10 @@ func (s *Server) dropTable(r *request) error {
 	if !r.p.CanWrite(r.ns) {
 		return forbidden("no write access to namespace %s", r.ns)
 	}
-	if purge && s.purger == nil {
+	if purge && s.objects == nil {
 		return unsupported("purgeRequested: this catalog has no storage client to delete files with; drop without purge")
 	}
-	var bucket, prefix string
+	var target objstore.Location
 	_, err := s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
 		sc, exists, err := s.lookupSchema(ctx, tx, r.ns)
 		if err != nil {
@@ -68,7 +70,7 @@ func (s *Server) dropTable(r *request) error {
 			return change{}, noSuchTable(r.ns, r.table)
 		}
 		if purge {
-			if bucket, prefix, err = s.purgeTarget(ctx, tx, sc, t); err != nil {
+			if target, err = s.purgeTarget(ctx, tx, sc, t); err != nil {
 				return change{}, err
 			}
 		}
@@ -95,11 +97,11 @@ func (s *Server) dropTable(r *request) error {
 		// The drop is committed; a failed purge leaves files behind but
 		// does not undo it, so it is logged rather than answered.
 		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.PurgeTimeout)
-		err := s.purger.DeletePrefix(ctx, bucket, prefix)
+		err := s.objects.DeletePrefix(ctx, target)
 		cancel()
 		if err != nil {
 			s.log.Error("catalog: purge of a dropped table failed; its files remain",
-				zap.String("table", r.ns+"."+r.table), zap.String("bucket", bucket), zap.String("prefix", prefix), zap.Error(err))
+				zap.String("table", r.ns+"."+r.table), zap.Stringer("location", target), zap.Error(err))
 		}
 	}
 	r.ctx.SetStatusCode(fasthttp.StatusNoContent)
@@ -107,43 +109,55 @@ func (s *Server) dropTable(r *request) error {
 }
 
 // purgeTarget resolves where table t's files live and checks that deleting
-// that prefix touches no other live table.
-func (s *Server) purgeTarget(ctx context.Context, tx pgx.Tx, sc liveSchema, t liveTable) (bucket, prefix string, err error) {
+// that directory touches no other live table: none has a location that
+// overlaps it, and none has one that cannot be compared with it (a path
+// objstore.Parse refuses, "x/../t/", could name these very files).
+func (s *Server) purgeTarget(ctx context.Context, tx pgx.Tx, sc liveSchema, t liveTable) (objstore.Location, error) {
 	if !t.PathRelative || t.Path == "" || !strings.HasSuffix(t.Path, "/") {
-		return "", "", unsupported("purgeRequested: the table's path %q is not a directory of its own; drop without purge", t.Path)
+		return objstore.Location{}, unsupported("purgeRequested: the table's path %q is not a directory of its own; drop without purge", t.Path)
 	}
 	path := s.resolve(s.resolve(s.dataPath, sc.Path, sc.PathRelative), t.Path, true)
-	bucket, prefix, ok := splitS3(path)
-	if !ok || prefix == "" {
-		return "", "", unsupported("purgeRequested: the table's files are not under an s3:// prefix (%s); drop without purge", path)
+	dir, err := objstore.ParseDir(path)
+	switch {
+	case err != nil:
+		return objstore.Location{}, unsupported("purgeRequested: %v; drop without purge", err)
+	case dir.Scheme() != objstore.SchemeS3 || dir.Key() == "":
+		return objstore.Location{}, unsupported("purgeRequested: the table's files are not under an s3:// prefix (%s); drop without purge", path)
 	}
 	rows, err := tx.Query(ctx, `SELECT t.table_name, s.schema_name, coalesce(t.path, ''), coalesce(t.path_is_relative, true),
 			coalesce(s.path, ''), coalesce(s.path_is_relative, true)
 		FROM `+s.t("ducklake_table")+` t JOIN `+s.t("ducklake_schema")+` s USING (schema_id)
 		WHERE t.end_snapshot IS NULL AND s.end_snapshot IS NULL AND t.table_id <> $1`, t.ID)
 	if err != nil {
-		return "", "", fmt.Errorf("read table paths: %w", err)
+		return objstore.Location{}, fmt.Errorf("read table paths: %w", err)
 	}
 	var (
 		name, schema, tpath, spath string
 		trel, srel                 bool
 	)
-	var clash string
+	var clash, unknown string
 	_, err = pgx.ForEachRow(rows, []any{&name, &schema, &tpath, &trel, &spath, &srel}, func() error {
-		other := s.resolve(s.resolve(s.dataPath, spath, srel), tpath, trel)
-		if clash == "" && (strings.HasPrefix(other, path) || strings.HasPrefix(path, other)) {
+		other, err := objstore.ParseDir(s.resolve(s.resolve(s.dataPath, spath, srel), tpath, trel))
+		switch {
+		case err != nil && unknown == "":
+			unknown = schema + "." + name
+		case err == nil && clash == "" && objstore.Overlaps(other, dir):
 			clash = schema + "." + name
 		}
 		return nil
 	})
 	if err != nil {
-		return "", "", fmt.Errorf("read table paths: %w", err)
+		return objstore.Location{}, fmt.Errorf("read table paths: %w", err)
 	}
-	if clash != "" {
-		return "", "", errorf(fasthttp.StatusConflict, TypeCommitFailed,
+	switch {
+	case clash != "":
+		return objstore.Location{}, errorf(fasthttp.StatusConflict, TypeCommitFailed,
 			"purgeRequested: table %s keeps files under the same prefix %s; drop without purge", clash, path)
+	case unknown != "":
+		return objstore.Location{}, errorf(fasthttp.StatusConflict, TypeCommitFailed,
+			"purgeRequested: table %s has a location that cannot be compared with %s, so its files may be there; drop without purge", unknown, path)
 	}
-	return bucket, prefix, nil
+	return dir, nil
 }
 
 // resolve applies DuckLake's path rule: a relative path is appended to its

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -37,19 +36,6 @@ func wantsVending(ctx *fasthttp.RequestCtx) bool {
 		}
 	}
 	return false
-}
-
-// splitS3 splits "s3://bucket/key/prefix/" into bucket and key prefix.
-func splitS3(path string) (bucket, prefix string, ok bool) {
-	rest, ok := strings.CutPrefix(path, "s3://")
-	if !ok {
-		return "", "", false
-	}
-	bucket, prefix, _ = strings.Cut(rest, "/")
-	if bucket == "" {
-		return "", "", false
-	}
-	return bucket, prefix, true
 }
 
 // vend mints a gateway credential for table t of namespace ns: read and

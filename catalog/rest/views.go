@@ -14,9 +14,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/valyala/fasthttp"
 
-	"github.com/duckicelake/duckicelake/catalog/commit"
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/views"
+	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
 // Views. An Iceberg view is a DuckLake view (ducklake_view), so DuckDB
@@ -544,15 +544,21 @@ func (s *Server) putViewMetadata(ctx context.Context, tx pgx.Tx, viewID int64, l
 // or a catalog without an object writer, keeps its metadata in Postgres
 // only, and its location names no file.
 func (s *Server) writeViewFile(ctx context.Context, nsPath, loc string, md *views.Metadata) error {
-	w, ok := s.objects.(commit.ObjectWriter)
-	if !ok || !underDir(loc, nsPath) || !strings.HasPrefix(loc, "s3://") {
+	if s.objects == nil {
+		return nil
+	}
+	l, err := objstore.Parse(loc)
+	if err != nil || l.Scheme() != objstore.SchemeS3 {
+		return nil
+	}
+	if dir, err := objstore.ParseDir(nsPath); err != nil || !l.Within(dir) {
 		return nil
 	}
 	doc, err := json.Marshal(md)
 	if err != nil {
 		return fmt.Errorf("encode view metadata: %w", err)
 	}
-	if err := w.WriteObject(ctx, loc, doc); err != nil {
+	if err := s.objects.Put(ctx, l, doc); err != nil {
 		return fmt.Errorf("write view metadata file: %w", err)
 	}
 	return nil

@@ -18,7 +18,6 @@ import (
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
 
-	"github.com/duckicelake/duckicelake/catalog/commit"
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/eager"
 	"github.com/duckicelake/duckicelake/catalog/materialize"
@@ -27,6 +26,7 @@ import (
 	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/internal/config"
 	"github.com/duckicelake/duckicelake/internal/creds"
+	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
 // errNoCatalog reports a database without a usable DuckLake catalog.
@@ -112,14 +112,17 @@ func openCatalog(ctx context.Context, cfg *config.Config, gatewayURL string, key
 		keyring.Revocations = c.revocations
 	}
 
-	root := rootS3Client(&cfg.Upstream)
+	// One store with the upstream's root keys for everything the catalog
+	// reads and writes itself; what clients name is checked against their
+	// tables' locations before it reaches it.
+	root := objstore.NewS3(rootS3Client(&cfg.Upstream))
 	c.mat = materialize.NewMaterializer(materialize.Config{
 		Source: materialize.NewPGSource(c.pool, cc.Schema),
-		Writer: materialize.S3Writer{Client: root},
+		Writer: root,
 		// Tables upgraded to format version 3 (duckicelake.format-version)
 		// turn DuckLake's delete files into deletion vectors: each is read
 		// once with the root client and its positions kept.
-		Options: materialize.Options{Objects: materialize.NewPositionCache(materialize.S3Reader{Client: root}, 0)},
+		Options: materialize.Options{Objects: materialize.NewPositionCache(root, 0)},
 	})
 	c.rest, err = rest.New(ctx, rest.Config{
 		Name:        cc.Name,
@@ -142,8 +145,7 @@ func openCatalog(ctx context.Context, cfg *config.Config, gatewayURL string, key
 		DB:           c.pool,
 		Materializer: rest.Materialized(c.mat),
 		Keyring:      keyring,
-		Purger:       &rest.S3Purger{Client: root},
-		Objects:      commit.S3Reader{Client: root},
+		Objects:      root,
 		Authorizer:   authz,
 		Logger:       log,
 	})

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -18,8 +17,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
-	"github.com/duckicelake/duckicelake/catalog/materialize"
 	"github.com/duckicelake/duckicelake/internal/config"
+	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
 const initUsage = `usage: duckicelake init [-config file] [-dsn DSN] [-data-path s3://bucket/prefix/] [-schema public]
@@ -159,11 +158,16 @@ func checkBucket(ctx context.Context, u *config.Upstream, conn *pgx.Conn, dataPa
 		dataPath = md.DataPath
 	}
 	marker := withSlash(dataPath) + initCheckObject
-	bucket, key, err := materialize.SplitS3(marker)
-	if err != nil {
+	loc, err := objstore.Parse(marker)
+	switch {
+	case err != nil:
+		fmt.Fprintf(stdout, "skipped the bucket check: data path %s is not an S3 location the catalog takes (%v)\n", dataPath, err)
+		return nil
+	case loc.Scheme() != objstore.SchemeS3:
 		fmt.Fprintf(stdout, "skipped the bucket check: data path %s is not on S3\n", dataPath)
 		return nil
 	}
+	bucket, key := loc.Bucket(), loc.Key()
 	c := rootS3Client(u)
 	at := fmt.Sprintf("upstream %s", u.Endpoint)
 
@@ -196,8 +200,8 @@ func checkBucket(ctx context.Context, u *config.Upstream, conn *pgx.Conn, dataPa
 	}
 
 	what := fmt.Sprintf("write s3://%s/%s on %s", bucket, key, at)
-	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key),
-		Body: strings.NewReader("duckicelake init\n")}); err != nil {
+	// Written as the catalog writes its own files.
+	if err := objstore.NewS3(c).Put(ctx, loc, []byte("duckicelake init\n")); err != nil {
 		return explainS3(what, err, u)
 	}
 	if _, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)}); err != nil {

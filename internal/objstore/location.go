@@ -87,15 +87,16 @@ func Parse(s string) (Location, error) {
 	if strings.IndexByte(rest, '\\') >= 0 {
 		return bad("it contains a backslash")
 	}
-	if rest != "" {
-		segs := strings.Split(strings.TrimSuffix(rest, "/"), "/")
-		for _, seg := range segs {
-			switch seg {
-			case "":
-				return bad("it has an empty path segment (//)")
-			case ".", "..":
-				return bad(`it has a "` + seg + `" path segment`)
-			}
+	// Segment by segment, without allocating: vending and signing parse a
+	// table's location per request.
+	for k, more := strings.TrimSuffix(rest, "/"), rest != ""; more; {
+		var seg string
+		seg, k, more = strings.Cut(k, "/")
+		switch seg {
+		case "":
+			return bad("it has an empty path segment (//)")
+		case ".", "..":
+			return bad(`it has a "` + seg + `" path segment`)
 		}
 	}
 	l.key = rest
@@ -196,6 +197,16 @@ func (l Location) Within(dir Location) bool {
 	}
 	d := dir.AsDir().key
 	return len(l.key) > len(d) && strings.HasPrefix(l.key, d)
+}
+
+// Rel is l's path relative to directory dir ("metadata/v1.json" for
+// "s3://b/t/metadata/v1.json" in "s3://b/t"), and whether l is within dir
+// at all: the form DuckLake stores a path in when it is under its parent's.
+func (l Location) Rel(dir Location) (string, bool) {
+	if !l.Within(dir) {
+		return "", false
+	}
+	return l.key[len(dir.AsDir().key):], true
 }
 
 // Overlaps reports whether directories a and b share files: one is within

@@ -26,6 +26,13 @@ func TestParse(t *testing.T) {
 		{in: "s3://lake/data/a/..x/y", bucket: "lake", key: "data/a/..x/y", scheme: SchemeS3},
 		{in: "s3://lake/data/a/x../y", bucket: "lake", key: "data/a/x../y", scheme: SchemeS3},
 		{in: "s3://lake/data/a/.hidden", bucket: "lake", key: "data/a/.hidden", scheme: SchemeS3},
+		// Also literal: an encoded slash, a query-like suffix, fullwidth
+		// dots, spaces.
+		{in: "s3://lake/data/a%2F..%2Fb/x", bucket: "lake", key: "data/a%2F..%2Fb/x", scheme: SchemeS3},
+		{in: "s3://lake/data/a/x?y=..", bucket: "lake", key: "data/a/x?y=..", scheme: SchemeS3},
+		{in: "s3://lake/data/a/\uff0e\uff0e/b", bucket: "lake", key: "data/a/\uff0e\uff0e/b", scheme: SchemeS3},
+		{in: "s3://lake/data/a/.. /b", bucket: "lake", key: "data/a/.. /b", scheme: SchemeS3},
+		{in: "S3://Lake/x/", bucket: "Lake", key: "x/", scheme: SchemeS3},
 
 		{in: "s3://lake/data/a/..", bad: true},
 		{in: "s3://lake/data/a/../", bad: true},
@@ -47,6 +54,18 @@ func TestParse(t *testing.T) {
 		{in: "file://relative", bad: true},
 		{in: "", bad: true},
 		{in: "/data/../etc/passwd", bad: true},
+		{in: "s3://lake/data/a/.", bad: true},
+		{in: "s3://lake/data/a/./", bad: true},
+		{in: "s3://lake/data/a//", bad: true},
+		{in: "s3://lake/data/a/%2e%2e/../b", bad: true},
+		{in: "s3://lake:9000/x", bad: true},
+		{in: "s3://lake%2f/x", bad: true},
+		{in: "file:////x", bad: true},
+		{in: "file:/tmp/x", bad: true},
+		{in: "s3:lake/x", bad: true},
+		{in: "s3:/lake/x", bad: true},
+		{in: "s3://lake/data\x7f/x", bad: true},
+		{in: "s3://lake/data/a/\t/x", bad: true},
 	}
 	for _, tt := range tests {
 		l, err := Parse(tt.in)
@@ -92,6 +111,12 @@ func TestWithin(t *testing.T) {
 		{"s3://lake/x", "s3://lake", true},
 		{"s3://lake/data/A/t/f", "s3://lake/data/a/", false}, // keys are case-sensitive
 		{"s3://lake/data/a/%2e%2e/b/f", "s3://lake/data/a/", true},
+		{"s3://Lake/data/a/t/f", "s3://lake/data/a/", false}, // bucket names compare exactly
+		{"S3://lake/data/a/t/f", "s3a://lake/data/a", true},  // schemes do not
+		{"file:///lake/data/a/t", "/lake/data/a", true},
+		{"/lake/data/a", "/lake/data/a/", false},
+		{"/x", "/", true},
+		{"s3://lake/data/a/t/", "s3://lake/data/a/t/x", false}, // a directory is not within its own subdirectory
 	}
 	for _, tt := range tests {
 		l, err := Parse(tt.loc)
@@ -115,6 +140,23 @@ func TestWithin(t *testing.T) {
 	var zero Location
 	if zero.Within(zero) || zero.Within(MustParse("s3://lake/")) {
 		t.Error("the zero Location is within something")
+	}
+}
+
+func TestRel(t *testing.T) {
+	for _, tt := range []struct{ loc, dir, rel string }{
+		{"s3://lake/data/a/t/metadata/v1.json", "s3://lake/data/a/t", "metadata/v1.json"},
+		{"s3://lake/data/a/t/sub/", "s3://lake/data/a/", "t/sub/"},
+		{"s3a://lake/data/a/t/f", "s3://lake/data/", "a/t/f"},
+		{"/lake/data/a/t/f", "/lake/data/", "a/t/f"},
+		{"s3://lake/data/a/t", "s3://lake/data/a/t", ""},
+		{"s3://lake/data/a/t2/f", "s3://lake/data/a/t", ""},
+		{"s3://other/data/a/t/f", "s3://lake/data/a", ""},
+	} {
+		rel, ok := MustParse(tt.loc).Rel(MustParse(tt.dir))
+		if rel != tt.rel || ok != (tt.rel != "") {
+			t.Errorf("%q.Rel(%q) = %q, %v; want %q", tt.loc, tt.dir, rel, ok, tt.rel)
+		}
 	}
 }
 
@@ -181,6 +223,18 @@ func FuzzParse(f *testing.F) {
 			if l.Scheme() != d.Scheme() || l.Bucket() != d.Bucket() || len(l.Key()) <= len(d.AsDir().Key()) {
 				t.Fatalf("%q within %q", s, dir)
 			}
+		}
+		// Rel agrees with Within and puts the location back together;
+		// Overlaps is symmetric.
+		if rel, ok := l.Rel(d); ok != l.Within(d) {
+			t.Fatalf("%q.Rel(%q) ok = %v, Within = %v", s, dir, ok, l.Within(d))
+		} else if ok {
+			if back, err := d.Join(rel); err != nil || back != l {
+				t.Fatalf("%q.Join(%q) = %v, %v; want %q", dir, rel, back, err, s)
+			}
+		}
+		if Overlaps(l, d) != Overlaps(d, l) {
+			t.Fatalf("Overlaps(%q, %q) is not symmetric", s, dir)
 		}
 	})
 }

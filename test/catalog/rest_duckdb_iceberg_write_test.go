@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/duckicelake/duckicelake/catalog/commit"
 	"github.com/duckicelake/duckicelake/catalog/rest"
 	"github.com/duckicelake/duckicelake/internal/creds"
+	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
 // TestDuckDBIcebergWrite: DuckDB 1.5's iceberg extension, attached to the
@@ -24,7 +24,7 @@ func TestDuckDBIcebergWrite(t *testing.T) {
 	env := newRestEnv(t, withS3Materializer(st), func(c *rest.Config, d *rest.Deps) {
 		c.GatewayURL = st.gateway
 		c.Clients = append(slices.Clone(c.Clients), rest.Client{ID: "writer-" + ns, Secret: "pw", Scopes: []string{"ns:" + ns + ":rw"}})
-		d.Objects = commit.S3Reader{Client: st.root()}
+		d.Objects = objstore.NewS3(st.root())
 	})
 	m, err := env.keyring.Mint(creds.Claims{Principal: "duckdb-reader", Actor: creds.ActorHuman, Channel: creds.ChannelREST,
 		Grants: []creds.Grant{{Bucket: "lake", Prefix: "data/" + ns + "/", Access: creds.Read | creds.List}}})

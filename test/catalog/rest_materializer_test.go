@@ -10,6 +10,7 @@ import (
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/materialize"
 	"github.com/duckicelake/duckicelake/catalog/rest"
+	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
 // testMaterializer is the real materialiser over the test catalog, writing
@@ -17,10 +18,10 @@ import (
 // (see withS3Materializer).
 func testMaterializer(t testing.TB, pool *pgxpool.Pool) *countingMaterializer {
 	t.Helper()
-	return newCounting(pool, materialize.NewMemWriter())
+	return newCounting(pool, objstore.NewMem())
 }
 
-func newCounting(pool *pgxpool.Pool, w materialize.ObjectWriter) *countingMaterializer {
+func newCounting(pool *pgxpool.Pool, w objstore.Store) *countingMaterializer {
 	m := materialize.NewMaterializer(materialize.Config{Source: materialize.NewPGSource(pool, ""), Writer: w})
 	return &countingMaterializer{m: rest.Materialized(m)}
 }
@@ -30,7 +31,7 @@ func newCounting(pool *pgxpool.Pool, w materialize.ObjectWriter) *countingMateri
 func withS3Materializer(st s3Stack) restOption {
 	return func(_ *rest.Config, d *rest.Deps) {
 		pool := d.DB.(*pgxpool.Pool)
-		d.Materializer = newCounting(pool, materialize.S3Writer{Client: st.root()})
+		d.Materializer = newCounting(pool, objstore.NewS3(st.root()))
 	}
 }
 

@@ -11,10 +11,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/duckicelake/duckicelake/catalog/commit"
 	"github.com/duckicelake/duckicelake/catalog/rest"
 	"github.com/duckicelake/duckicelake/internal/creds"
+	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
 // writeEnv is a catalog whose materialised files and client-written
@@ -25,9 +26,13 @@ func writeEnv(t *testing.T, ns string) *restEnv {
 	t.Helper()
 	st := requireStack(t, true)
 	env := newRestEnv(t, withS3Materializer(st), func(c *rest.Config, d *rest.Deps) {
+		// The scenarios load a table right after DuckDB commits to it, and
+		// no NOTIFY path tells this catalog of the commit: every request
+		// reads the current snapshot, rather than one SnapshotTTL old.
+		c.SnapshotTTL = time.Nanosecond
 		c.GatewayURL = st.gateway
 		c.Clients = append(slices.Clone(c.Clients), rest.Client{ID: "writer-" + ns, Secret: "pw", Scopes: []string{"ns:" + ns + ":rw"}})
-		d.Objects = commit.S3Reader{Client: st.root()}
+		d.Objects = objstore.NewS3(st.root())
 	})
 	m, err := env.keyring.Mint(creds.Claims{Principal: "duckdb-writer", Actor: creds.ActorHuman, Channel: creds.ChannelREST,
 		Grants: []creds.Grant{{Bucket: "lake", Prefix: "data/" + ns + "/", Access: creds.Read | creds.Write | creds.List}}})

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/duckicelake/duckicelake/catalog/commit"
 	"github.com/duckicelake/duckicelake/catalog/rest"
 	"github.com/duckicelake/duckicelake/internal/creds"
+	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
 // remoteSignReport is what rest_remote_sign.py reports.
@@ -132,7 +132,7 @@ func remoteSignEnv(t *testing.T, ns string, opts ...restOption) (*restEnv, s3Sta
 	t.Helper()
 	st := requireStack(t, true)
 	env := newRestEnv(t, append([]restOption{withS3Materializer(st), func(c *rest.Config, d *rest.Deps) {
-		d.Objects = commit.S3Reader{Client: st.root()} // commits read the client's manifests
+		d.Objects = objstore.NewS3(st.root()) // commits read the client's manifests
 		c.GatewayURL = st.gateway
 		c.Clients = append(slices.Clone(c.Clients),
 			rest.Client{ID: "reader-" + ns, Secret: "pw", Scopes: []string{"ns:" + ns + ":r"}},

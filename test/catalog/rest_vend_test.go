@@ -18,6 +18,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/duckicelake/duckicelake/catalog/rest"
+	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
 // s3Stack is the S3 part of the test stack (scripts/test.sh).
@@ -182,7 +183,7 @@ func TestRESTVendedCredentialsAtTheGateway(t *testing.T) {
 // one takes the old name).
 func TestRESTPurge(t *testing.T) {
 	st := requireStack(t, false)
-	env := newRestEnv(t, func(_ *rest.Config, d *rest.Deps) { d.Purger = &rest.S3Purger{Client: st.root()} })
+	env := newRestEnv(t, func(_ *rest.Config, d *rest.Deps) { d.Objects = objstore.NewS3(st.root()) })
 	ns := "p" + randomHex(4)
 	env.duck("CREATE SCHEMA l."+ns, "CREATE TABLE l."+ns+".t (x INTEGER)", "CREATE TABLE l."+ns+".t2 (x INTEGER)",
 		"CREATE TABLE l."+ns+".old (x INTEGER)", "ALTER TABLE l."+ns+".old RENAME TO moved", "CREATE TABLE l."+ns+".old (x INTEGER)")
@@ -222,7 +223,7 @@ func TestRESTNoRootKeysInResponses(t *testing.T) {
 	tokenKey := []byte(randomHex(16))
 	env := newRestEnv(t, func(c *rest.Config, d *rest.Deps) {
 		c.TokenKey = tokenKey
-		d.Purger = &rest.S3Purger{Client: st.client(st.endpoint, rootKey, rootSecret, "")}
+		d.Objects = objstore.NewS3(st.client(st.endpoint, rootKey, rootSecret, ""))
 	})
 	env.duck("CREATE SCHEMA l.s", "CREATE TABLE l.s.t (x INTEGER)", "INSERT INTO l.s.t VALUES (1)")
 	for _, c := range restClients {
