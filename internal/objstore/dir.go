@@ -98,6 +98,17 @@ func (DirStore) Exists(_ context.Context, loc Location) (bool, error) {
 	return false, fmt.Errorf("stat %s: %w", loc, err)
 }
 
+// Delete implements Store.
+func (DirStore) Delete(_ context.Context, loc Location) error {
+	if err := objectOf(loc, SchemeFile); err != nil {
+		return err
+	}
+	if err := os.Remove(filePath(loc)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("delete %s: %w", loc, err)
+	}
+	return nil
+}
+
 // List implements Store: the files under dir, in key order.
 func (DirStore) List(_ context.Context, dir Location, fn func(Object) error) error {
 	dir, err := prefixOf(dir, SchemeFile, false)

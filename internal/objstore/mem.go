@@ -72,6 +72,17 @@ func (m *MemStore) Exists(_ context.Context, loc Location) (bool, error) {
 	return ok, nil
 }
 
+// Delete implements Store.
+func (m *MemStore) Delete(_ context.Context, loc Location) error {
+	if err := memObject(loc); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	delete(m.objects, loc)
+	m.mu.Unlock()
+	return nil
+}
+
 // List implements Store.
 func (m *MemStore) List(_ context.Context, dir Location, fn func(Object) error) error {
 	m.mu.Lock()

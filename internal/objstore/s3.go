@@ -21,6 +21,7 @@ type S3API interface {
 	PutObject(ctx context.Context, in *s3.PutObjectInput, opts ...func(*s3.Options)) (*s3.PutObjectOutput, error)
 	HeadObject(ctx context.Context, in *s3.HeadObjectInput, opts ...func(*s3.Options)) (*s3.HeadObjectOutput, error)
 	ListObjectsV2(ctx context.Context, in *s3.ListObjectsV2Input, opts ...func(*s3.Options)) (*s3.ListObjectsV2Output, error)
+	DeleteObject(ctx context.Context, in *s3.DeleteObjectInput, opts ...func(*s3.Options)) (*s3.DeleteObjectOutput, error)
 	DeleteObjects(ctx context.Context, in *s3.DeleteObjectsInput, opts ...func(*s3.Options)) (*s3.DeleteObjectsOutput, error)
 }
 
@@ -108,6 +109,18 @@ func (s *S3Store) Exists(ctx context.Context, loc Location) (bool, error) {
 		return false, nil
 	}
 	return false, fmt.Errorf("head %s: %w", loc, err)
+}
+
+// Delete implements Store.
+func (s *S3Store) Delete(ctx context.Context, loc Location) error {
+	if err := objectOf(loc, SchemeS3); err != nil {
+		return err
+	}
+	_, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(loc.Bucket()), Key: aws.String(loc.Key())})
+	if err != nil && !isNotFound(err) {
+		return fmt.Errorf("delete %s: %w", loc, err)
+	}
+	return nil
 }
 
 // List implements Store with ListObjectsV2, page after page.

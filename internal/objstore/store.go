@@ -45,6 +45,8 @@ type Store interface {
 	// dir, in key order, until fn returns an error (which List returns).
 	// Keys that Parse refuses are no Location and are not listed.
 	List(ctx context.Context, dir Location, fn func(Object) error) error
+	// Delete deletes the object at loc; a missing object is no error.
+	Delete(ctx context.Context, loc Location) error
 	// DeletePrefix deletes every object within directory dir. It refuses a
 	// bucket's or the file system's root.
 	DeletePrefix(ctx context.Context, dir Location) error

@@ -140,6 +140,22 @@ func TestStores(t *testing.T) {
 			if got, err := s.Get(ctx, obj, 10); err != nil || string(got) != "{}" {
 				t.Errorf("Get after a second Put = %q, %v", got, err)
 			}
+			gone := join(t, tc.root, "t/metadata/gone.json")
+			if err := s.Put(ctx, gone, body); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Delete(ctx, gone); err != nil {
+				t.Fatal(err)
+			}
+			if ok, err := s.Exists(ctx, gone); ok || err != nil {
+				t.Errorf("Exists after Delete = %v, %v", ok, err)
+			}
+			if err := s.Delete(ctx, gone); err != nil {
+				t.Errorf("Delete of a missing object: %v", err)
+			}
+			if err := s.Delete(ctx, obj.Dir()); !errors.Is(err, ErrBadLocation) {
+				t.Errorf("Delete of a directory: %v, want ErrBadLocation", err)
+			}
 			for _, bad := range []Location{tc.root, obj.Dir(), {}} {
 				if _, err := s.Get(ctx, bad, 10); !errors.Is(err, ErrBadLocation) {
 					t.Errorf("Get(%q) = %v, want ErrBadLocation", bad, err)
