@@ -23,10 +23,14 @@ import (
 	"github.com/duckicelake/duckicelake/catalog/materialize"
 	"github.com/duckicelake/duckicelake/catalog/rest"
 	"github.com/duckicelake/duckicelake/catalog/revoke"
-	"github.com/duckicelake/duckicelake/governance"
+	"github.com/duckicelake/duckicelake/governance/admin"
+	"github.com/duckicelake/duckicelake/governance/engine"
+	"github.com/duckicelake/duckicelake/governance/sqlcheck"
+	"github.com/duckicelake/duckicelake/governance/store"
 	"github.com/duckicelake/duckicelake/internal/config"
 	"github.com/duckicelake/duckicelake/internal/creds"
 	"github.com/duckicelake/duckicelake/internal/objstore"
+	"github.com/duckicelake/duckicelake/internal/tableindex"
 )
 
 // errNoCatalog reports a database without a usable DuckLake catalog.
@@ -36,7 +40,15 @@ var errNoCatalog = errors.New("no DuckLake catalog")
 // what it runs on: the Postgres pool, the materialiser, the revocation list
 // and the eager path's watchers.
 type catalogService struct {
-	pool        *pgxpool.Pool
+	pool *pgxpool.Pool
+	// authz is governance's Authorizer, which the gateway asks too.
+	authz *engine.Engine
+	// index maps S3 keys to tables, for the authorizer.
+	index *tableindex.Live
+	// trail writes audit events to Postgres in batches.
+	trail       *store.TrailWriter
+	gov         *store.Store
+	check       *sqlcheck.Checker
 	rest        *rest.Server
 	mat         *materialize.Materializer
 	reader      *ducklake.Reader
@@ -45,8 +57,9 @@ type catalogService struct {
 	dataPath    string
 	log         *zap.Logger
 
-	cancel context.CancelFunc // stops the watchers
-	wg     sync.WaitGroup
+	cancel    context.CancelFunc // stops the watchers
+	govCancel context.CancelFunc // stops the governance watcher and sweeps
+	wg        sync.WaitGroup
 }
 
 // configError is a setting serve cannot use; serve exits 2 for it, 1 for
@@ -58,10 +71,12 @@ func (e configError) Unwrap() error { return e.err }
 
 // openCatalog connects to the catalog database, checks that it holds a
 // DuckLake catalog this build serves with current sidecar tables, and builds
-// the REST catalog, which vends credentials for the gateway at gatewayURL. With a keyring, it opens the Postgres revocation list
-// and makes it the keyring's. authz is the Authorizer the gateway asks too.
-// Close releases everything.
-func openCatalog(ctx context.Context, cfg *config.Config, gatewayURL string, keyring *creds.Keyring, authz governance.Authorizer, log *zap.Logger) (_ *catalogService, err error) {
+// the REST catalog, which vends credentials for the gateway at gatewayURL.
+// With a keyring, it opens the Postgres revocation list and makes it the
+// keyring's. It builds governance's Authorizer (c.authz), which the gateway
+// asks too, and starts watching governance changes. Close releases
+// everything.
+func openCatalog(ctx context.Context, cfg *config.Config, gatewayURL string, keyring *creds.Keyring, log *zap.Logger) (_ *catalogService, err error) {
 	cc := &cfg.Catalog
 	tokenKey, err := cfg.TokenKey()
 	if err != nil {
@@ -112,6 +127,10 @@ func openCatalog(ctx context.Context, cfg *config.Config, gatewayURL string, key
 		keyring.Revocations = c.revocations
 	}
 
+	if err := c.openGovernance(ctx, cfg, clients); err != nil {
+		return nil, fmt.Errorf("governance: %w", err)
+	}
+
 	// One store with the upstream's root keys for everything the catalog
 	// reads and writes itself; what clients name is checked against their
 	// tables' locations before it reaches it.
@@ -146,8 +165,10 @@ func openCatalog(ctx context.Context, cfg *config.Config, gatewayURL string, key
 		Materializer: rest.Materialized(c.mat),
 		Keyring:      keyring,
 		Objects:      root,
-		Authorizer:   authz,
-		Logger:       log,
+		Authorizer:   c.authz,
+		Governance: &rest.Governance{Engine: c.authz, Admin: admin.New(c.gov, c.check), Store: c.gov,
+			FailClosed: cfg.Governance.FailClosed},
+		Logger: log,
 	})
 	if err != nil {
 		return nil, err
@@ -245,7 +266,11 @@ func (c *catalogService) StartEager() {
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
 	observe := &eager.Watcher{Pool: c.pool, Schema: c.schema, Logger: c.log,
-		Handler: func(_ context.Context, id int64) { c.rest.ObserveSnapshot(id) }}
+		Handler: func(ctx context.Context, id int64) {
+			c.rest.ObserveSnapshot(id)
+			c.authz.ObserveSnapshot(id)
+			c.index.Observe(ctx, id)
+		}}
 	lead := &eager.Watcher{Pool: c.pool, Schema: c.schema, Logger: c.log, Handler: c.warm}
 	for _, run := range []func(context.Context) error{observe.Observe, lead.Run} {
 		c.wg.Add(1)
@@ -376,7 +401,16 @@ func (c *catalogService) Close() {
 	if c.cancel != nil {
 		c.cancel()
 	}
+	if c.govCancel != nil {
+		c.govCancel()
+	}
 	c.wg.Wait()
+	if c.trail != nil {
+		c.trail.Close()
+	}
+	if c.check != nil {
+		c.check.Close()
+	}
 	if c.revocations != nil {
 		c.revocations.Close()
 	}

@@ -111,18 +111,6 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer,
 		fmt.Fprintf(stderr, "duckicelake serve: metrics: %v\n", err)
 		return 1
 	}
-	// One Authorizer decides for the gateway and for every catalog route,
-	// remote signing included, so that a principal gets the same answer on
-	// every path.
-	var authz governance.Authorizer = governance.ScopeOnly{}
-	srv, err := gateway.New(gatewayConfig(cfg), gateway.Deps{
-		Logger: logger, Audit: audit, Metrics: metrics, Authorizer: authz, Keyring: keyring, Root: root,
-	})
-	if err != nil {
-		fmt.Fprintf(stderr, "duckicelake serve: %v\n", err)
-		return 2
-	}
-
 	ln, err := net.Listen("tcp", cfg.Gateway.Listen)
 	if err != nil {
 		fmt.Fprintf(stderr, "duckicelake serve: gateway.listen: %v\n", err)
@@ -142,7 +130,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer,
 	var cat *catalogService
 	if cfg.Catalog.DSN != "" {
 		octx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		cat, err = openCatalog(octx, cfg, gatewayURL, keyring, authz, logger)
+		cat, err = openCatalog(octx, cfg, gatewayURL, keyring, logger)
 		cancel()
 		if err != nil {
 			ln.Close()
@@ -163,6 +151,25 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer,
 		}, func() float64 { return float64(cat.mat.Builds()) }))
 	} else {
 		logger.Info("catalog off: no catalog.dsn (DUCKICELAKE_CATALOG_DSN or DUCKICELAKE_PG_DSN); serving the gateway only")
+	}
+	// One Authorizer decides for the gateway and for every catalog route,
+	// remote signing included, so that a principal gets the same answer on
+	// every path: governance's, with a catalog; the credential's scope
+	// alone without one. Gateway decisions go to the JSON audit log and,
+	// with a catalog, to the Postgres audit trail.
+	var authz governance.Authorizer = governance.ScopeOnly{}
+	var sink governance.Sink = audit
+	if cat != nil {
+		authz, sink = cat.authz, governance.Tee(audit, cat.trail)
+	}
+	srv, err := gateway.New(gatewayConfig(cfg), gateway.Deps{
+		Logger: logger, Audit: sink, Metrics: metrics, Authorizer: authz, Keyring: keyring, Root: root,
+	})
+	if err != nil {
+		ln.Close()
+		aln.Close()
+		fmt.Fprintf(stderr, "duckicelake serve: %v\n", err)
+		return 2
 	}
 	adminHandler := srv.AdminHandler(reg, nil)
 	if cat != nil {

@@ -21,7 +21,10 @@ import (
 // KeyIndex is where the engine finds the table an S3 key belongs to:
 // *tableindex.Live in production.
 type KeyIndex interface {
+	// Index is the current index.
 	Index() *tableindex.Index
+	// Observe asks for the index to cover snapshot, in the background.
+	Observe(ctx context.Context, snapshot int64)
 }
 
 // Config configures an Engine.
@@ -139,6 +142,11 @@ func (e *Engine) refreshCatalog(ctx context.Context) (*catalogState, error) {
 		return nil, fmt.Errorf("governance: read the catalog's snapshot: %w", err)
 	}
 	c := &catalogState{snapshot: s.ID, schemaVersion: s.SchemaVersion, at: time.Now()}
+	if e.cfg.Index != nil {
+		// Keep the key index up with the catalog even without the eager
+		// path: S3 decisions look keys up in it.
+		e.cfg.Index.Observe(context.Background(), s.ID)
+	}
 	for {
 		old := e.cat.Load()
 		if old != nil && old.snapshot > c.snapshot {

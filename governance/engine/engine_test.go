@@ -21,6 +21,8 @@ type liveIndex struct{ x *tableindex.Index }
 
 func (l *liveIndex) Index() *tableindex.Index { return l.x }
 
+func (l *liveIndex) Observe(context.Context, int64) {}
+
 type env struct {
 	lake *govtest.Lake
 	adm  *admin.Service

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/duckicelake/duckicelake/catalog/rest"
+	"github.com/duckicelake/duckicelake/governance"
+	"github.com/duckicelake/duckicelake/governance/engine"
+	"github.com/duckicelake/duckicelake/governance/sqlcheck"
+	"github.com/duckicelake/duckicelake/governance/store"
+	"github.com/duckicelake/duckicelake/internal/config"
+	"github.com/duckicelake/duckicelake/internal/pgnotify"
+	"github.com/duckicelake/duckicelake/internal/tableindex"
+)
+
+// openGovernance builds what governance runs on in this process: the key
+// → table index, the Authorizer (engine) over the governance store, the
+// policy-body checker, and the Postgres audit trail; it starts the watcher
+// that reloads governance on every change (NOTIFY) and the sweeps (rows of
+// dropped objects, audit retention).
+func (c *catalogService) openGovernance(ctx context.Context, cfg *config.Config, clients []rest.Client) error {
+	roles := make(map[string][]string, len(clients))
+	for _, cl := range clients {
+		roles[cl.ID] = cl.Roles
+	}
+	c.index = &tableindex.Live{Load: c.reader.TableIndexSource, OnError: func(snap int64, err error) {
+		c.log.Warn("table index: rebuild failed; S3 decisions use the previous index", zap.Int64("snapshot", snap), zap.Error(err))
+	}}
+	cur, err := c.reader.CurrentSnapshot(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := c.index.Refresh(ctx, cur.ID); err != nil {
+		return fmt.Errorf("build the table index: %w", err)
+	}
+	c.gov = store.New(c.pool, c.schema)
+	if c.check, err = sqlcheck.Open(); err != nil {
+		return err
+	}
+	c.authz, err = engine.New(ctx, engine.Config{
+		Store:         c.gov,
+		ClientRoles:   func(id string) []string { return roles[id] },
+		Index:         c.index,
+		AgentAirtight: cfg.Governance.AgentAirtight,
+		SnapshotTTL:   cfg.Catalog.SnapshotTTL,
+		Logger:        c.log,
+	})
+	if err != nil {
+		return err
+	}
+	c.trail = c.gov.NewTrailWriter(store.TrailOptions{Buffer: cfg.Governance.AuditBuffer, Logger: c.log})
+
+	gctx, cancel := context.WithCancel(context.Background())
+	c.govCancel = cancel
+	c.wg.Add(2)
+	go func() {
+		defer c.wg.Done()
+		if err := c.authz.Watch(gctx, pgnotify.FromPool(c.pool), c.schema); err != nil && gctx.Err() == nil {
+			c.log.Error("governance: watcher stopped; changes reach this process only by restart", zap.Error(err))
+		}
+	}()
+	go func() {
+		defer c.wg.Done()
+		c.sweep(gctx, cfg.Governance.AuditRetention)
+	}()
+	return nil
+}
+
+// sweep purges, every few minutes, governance rows that name dropped
+// objects and audit rows past retention. Every process sweeps; the deletes
+// are idempotent.
+func (c *catalogService) sweep(ctx context.Context, retention time.Duration) {
+	tick := time.NewTicker(5 * time.Minute)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if n, err := c.gov.Purge(ctx, store.Change{Author: governance.Principal{ID: "duckicelake"}}); err != nil {
+			c.log.Warn("governance: purge of dropped objects' rows", zap.Error(err))
+		} else if n > 0 {
+			c.log.Info("governance: purged rows of dropped objects", zap.Int64("rows", n))
+		}
+		if n, err := c.gov.PurgeAudit(ctx, time.Now().Add(-retention)); err != nil {
+			c.log.Warn("governance: audit retention", zap.Error(err))
+		} else if n > 0 {
+			c.log.Info("governance: audit rows past retention deleted", zap.Int64("rows", n))
+		}
+	}
+}
