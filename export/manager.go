@@ -140,6 +140,14 @@ func (m *Manager) remember(k exportKey, t *plan.Table, pl *plan.Plan, e *Export)
 	m.known[k] = knownExport{table: t, plan: *pl, cur: e}
 }
 
+// Active reports whether the Manager has built any export, so that a
+// commit may concern it.
+func (m *Manager) Active() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.known) > 0
+}
+
 // Observe schedules a refresh of the exports of every table snapshot
 // changed, debounced: a table committed to again within the debounce is
 // refreshed once.

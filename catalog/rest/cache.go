@@ -106,6 +106,8 @@ type loadEntry struct {
 	metadata []byte // the metadata as served (snapshots filtered for refs)
 	etag     string
 	body     []byte // the encoded LoadTableResult without credentials
+	// restrictions is the encoded read-restrictions of a governed answer.
+	restrictions []byte
 }
 
 // responseCache maps a LoadTable key (see loadKey) to its encoded answer.

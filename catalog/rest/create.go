@@ -85,7 +85,7 @@ func (s *Server) stageTable(r *request, req *commit.CreateTableRequest) error {
 	config := s.tableConfig
 	var creds []byte
 	if wantsVending(r.ctx) {
-		sc, err := s.vend(r.p, r.ns, ducklake.Table{Name: req.Name, Path: md.Location + "/"})
+		sc, err := s.vend(r.p, r.ns, ducklake.Table{Name: req.Name, Path: md.Location + "/"}, false)
 		if err != nil {
 			return err
 		}

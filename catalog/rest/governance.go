@@ -9,6 +9,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/duckicelake/duckicelake/export"
 	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/governance/admin"
 	"github.com/duckicelake/duckicelake/governance/engine"
@@ -29,6 +30,9 @@ type Governance struct {
 	Admin *admin.Service
 	// Store reads the audit trail.
 	Store *store.Store
+	// Exports makes the masked copies the airtight tier serves; nil
+	// refuses tables a principal may read only masked on the bytes.
+	Exports *export.Manager
 	// FailClosed makes the cooperative tier deny on a governance error
 	// instead of serving unmasked with an audit record.
 	FailClosed bool

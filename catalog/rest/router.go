@@ -188,6 +188,13 @@ func (s *Server) route(r *request, seg [][]byte) error {
 		return badRequest("malformed table name in the path")
 	}
 	r.table = table
+	sub := ""
+	if len(seg) == 5 {
+		sub = string(seg[4])
+	}
+	if err := s.governTable(r, tableRouteAction(method, sub), r.ns, r.table); err != nil {
+		return err
+	}
 	if len(seg) == 4 {
 		switch method {
 		case fasthttp.MethodGet:

@@ -94,6 +94,7 @@ type Server struct {
 
 	snap       snapshotCache
 	cache      responseCache
+	govCache   responseCache // governed LoadTable answers, per plan signature
 	flight     flightGroup
 	signScopes scopeCache
 
@@ -155,6 +156,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 	s.signer = signer
 	s.snap.ttl = cfg.SnapshotTTL
 	s.cache.max = cfg.CacheEntries
+	s.govCache.max = cfg.CacheEntries
 
 	md, err := s.reader.Metadata(ctx)
 	if err != nil {

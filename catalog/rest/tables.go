@@ -55,6 +55,9 @@ func (s *Server) listTables(r *request) error {
 	if err != nil {
 		return err
 	}
+	if names, err = s.visibleTables(r, sc.Name, names); err != nil {
+		return err
+	}
 	page, next, err := paginate(names, r.ctx.QueryArgs())
 	if err != nil {
 		return err
@@ -125,6 +128,10 @@ func (s *Server) loadTable(r *request) error {
 	if err != nil {
 		return err
 	}
+	e, readOnly, err := s.governedEntry(r, e, form, asOf)
+	if err != nil {
+		return err
+	}
 	h := &r.ctx.Response.Header
 	h.Set(fasthttp.HeaderETag, e.etag)
 	if inm := r.ctx.Request.Header.Peek(fasthttp.HeaderIfNoneMatch); len(inm) > 0 && etagMatches(inm, e.etag) {
@@ -141,7 +148,7 @@ func (s *Server) loadTable(r *request) error {
 		}
 		h.Set(fasthttp.HeaderCacheControl, "no-store")
 	} else if vend {
-		if body, err = s.vendedBody(r, e); err != nil {
+		if body, err = s.vendedBody(r, e, readOnly); err != nil {
 			return err
 		}
 		h.Set(fasthttp.HeaderCacheControl, "no-store")
@@ -245,6 +252,10 @@ func (s *Server) appendLoadResult(dst []byte, e *loadEntry, config, creds []byte
 		dst = append(dst, `,"storage-credentials":`...)
 		dst = append(dst, creds...)
 	}
+	if e.restrictions != nil {
+		dst = append(dst, `,"read-restrictions":`...)
+		dst = append(dst, e.restrictions...)
+	}
 	return append(dst, '}')
 }
 
@@ -321,7 +332,11 @@ func (s *Server) loadCredentials(r *request) error {
 	if err != nil {
 		return err
 	}
-	sc, err := s.vend(r.p, r.ns, t)
+	t, readOnly, err := s.vendTarget(r, t, snap)
+	if err != nil {
+		return err
+	}
+	sc, err := s.vend(r.p, r.ns, t, readOnly)
 	if err != nil {
 		return err
 	}

@@ -43,7 +43,7 @@ func wantsVending(ctx *fasthttp.RequestCtx) bool {
 // when p may write the namespace. It returns nil when the catalog cannot
 // vend for this table (no keyring, no gateway URL, or the table does not
 // live on S3). The credential never outlives p's access token.
-func (s *Server) vend(p *Principal, ns string, t ducklake.Table) (*storageCredential, error) {
+func (s *Server) vend(p *Principal, ns string, t ducklake.Table, readOnly bool) (*storageCredential, error) {
 	if s.keyring == nil || s.cfg.GatewayURL == "" {
 		return nil, nil
 	}
@@ -51,9 +51,15 @@ func (s *Server) vend(p *Principal, ns string, t ducklake.Table) (*storageCreden
 	if !ok {
 		return nil, nil
 	}
-	access := creds.Read | creds.List
-	if p.CanWrite(ns) {
-		access |= creds.Write
+	// What the token may do with the namespace's keys: a write-only token
+	// may put files, not read what is there; a principal that reads a
+	// masked copy writes nothing.
+	access := p.gov.ObjectAccess(ns)
+	if readOnly {
+		access &^= creds.Write
+	}
+	if access == 0 {
+		return nil, nil
 	}
 	var exp time.Time
 	if s.cfg.VendTTL > 0 {
@@ -84,8 +90,8 @@ func (s *Server) vend(p *Principal, ns string, t ducklake.Table) (*storageCreden
 
 // vendedBody encodes e with a freshly minted credential in config and
 // storage-credentials; e's own body when there is nothing to vend.
-func (s *Server) vendedBody(r *request, e *loadEntry) ([]byte, error) {
-	sc, err := s.vend(r.p, r.ns, e.table)
+func (s *Server) vendedBody(r *request, e *loadEntry, readOnly bool) ([]byte, error) {
+	sc, err := s.vend(r.p, r.ns, e.table, readOnly)
 	if err != nil || sc == nil {
 		return e.body, err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strconv"
@@ -23,6 +24,7 @@ import (
 	"github.com/duckicelake/duckicelake/catalog/materialize"
 	"github.com/duckicelake/duckicelake/catalog/rest"
 	"github.com/duckicelake/duckicelake/catalog/revoke"
+	"github.com/duckicelake/duckicelake/export"
 	"github.com/duckicelake/duckicelake/governance/admin"
 	"github.com/duckicelake/duckicelake/governance/engine"
 	"github.com/duckicelake/duckicelake/governance/sqlcheck"
@@ -46,9 +48,12 @@ type catalogService struct {
 	// index maps S3 keys to tables, for the authorizer.
 	index *tableindex.Live
 	// trail writes audit events to Postgres in batches.
-	trail       *store.TrailWriter
-	gov         *store.Store
-	check       *sqlcheck.Checker
+	trail *store.TrailWriter
+	gov   *store.Store
+	check *sqlcheck.Checker
+	// exports makes masked copies (nil: none); duck is its DuckDB.
+	exports     *export.Manager
+	duck        *sql.DB
 	rest        *rest.Server
 	mat         *materialize.Materializer
 	reader      *ducklake.Reader
@@ -167,7 +172,7 @@ func openCatalog(ctx context.Context, cfg *config.Config, gatewayURL string, key
 		Objects:      root,
 		Authorizer:   c.authz,
 		Governance: &rest.Governance{Engine: c.authz, Admin: admin.New(c.gov, c.check), Store: c.gov,
-			FailClosed: cfg.Governance.FailClosed},
+			Exports: c.exports, FailClosed: cfg.Governance.FailClosed},
 		Logger: log,
 	})
 	if err != nil {
@@ -270,6 +275,11 @@ func (c *catalogService) StartEager() {
 			c.rest.ObserveSnapshot(id)
 			c.authz.ObserveSnapshot(id)
 			c.index.Observe(ctx, id)
+			if c.exports != nil && c.exports.Active() {
+				if ids, err := c.changedTables(ctx, id); err == nil {
+					c.exports.Observe(id, ids)
+				}
+			}
 		}}
 	lead := &eager.Watcher{Pool: c.pool, Schema: c.schema, Logger: c.log, Handler: c.warm}
 	for _, run := range []func(context.Context) error{observe.Observe, lead.Run} {
@@ -405,6 +415,12 @@ func (c *catalogService) Close() {
 		c.govCancel()
 	}
 	c.wg.Wait()
+	if c.exports != nil {
+		c.exports.Close()
+	}
+	if c.duck != nil {
+		c.duck.Close()
+	}
 	if c.trail != nil {
 		c.trail.Close()
 	}

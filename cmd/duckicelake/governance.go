@@ -7,12 +7,16 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/duckicelake/duckicelake/catalog/materialize"
 	"github.com/duckicelake/duckicelake/catalog/rest"
+	"github.com/duckicelake/duckicelake/export"
 	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/governance/engine"
 	"github.com/duckicelake/duckicelake/governance/sqlcheck"
 	"github.com/duckicelake/duckicelake/governance/store"
 	"github.com/duckicelake/duckicelake/internal/config"
+	"github.com/duckicelake/duckicelake/internal/duckenv"
+	"github.com/duckicelake/duckicelake/internal/objstore"
 	"github.com/duckicelake/duckicelake/internal/pgnotify"
 	"github.com/duckicelake/duckicelake/internal/tableindex"
 )
@@ -41,10 +45,18 @@ func (c *catalogService) openGovernance(ctx context.Context, cfg *config.Config,
 	if c.check, err = sqlcheck.Open(); err != nil {
 		return err
 	}
+	var exportPrefix objstore.Location
+	if err := c.openExports(ctx, cfg); err != nil {
+		// The airtight tier then refuses what it would serve masked.
+		c.log.Warn("governance: no masked copies (tables masked on the bytes are not served to masked principals)", zap.Error(err))
+	} else {
+		exportPrefix = c.exports.Exporter().Prefix()
+	}
 	c.authz, err = engine.New(ctx, engine.Config{
 		Store:         c.gov,
 		ClientRoles:   func(id string) []string { return roles[id] },
 		Index:         c.index,
+		ExportPrefix:  exportPrefix,
 		AgentAirtight: cfg.Governance.AgentAirtight,
 		SnapshotTTL:   cfg.Catalog.SnapshotTTL,
 		Logger:        c.log,
@@ -67,6 +79,36 @@ func (c *catalogService) openGovernance(ctx context.Context, cfg *config.Config,
 		defer c.wg.Done()
 		c.sweep(gctx, cfg.Governance.AuditRetention)
 	}()
+	return nil
+}
+
+// openExports starts the embedded DuckDB that writes masked copies: the
+// catalog attached read-only, the upstream's keys for the base files and
+// the export prefix.
+func (c *catalogService) openExports(ctx context.Context, cfg *config.Config) error {
+	db, err := duckenv.Open(ctx, duckenv.Options{
+		ExtensionDirectory: cfg.DuckDB.ExtensionDirectory,
+		Extensions:         []string{"httpfs", "ducklake", "postgres"},
+		S3: duckenv.S3{Endpoint: cfg.Upstream.Endpoint, Region: cfg.Upstream.Region, AccessKeyID: cfg.Upstream.AccessKey,
+			Secret: string(cfg.Upstream.SecretKey), PathStyle: cfg.Upstream.PathStyle},
+	})
+	if err != nil {
+		return err
+	}
+	if err := duckenv.AttachDuckLake(ctx, db, "lake", string(cfg.Catalog.DSN), c.schema, c.dataPath, true); err != nil {
+		db.Close()
+		return err
+	}
+	x, err := export.New(export.Config{DuckDB: db, Alias: "lake", PG: c.pool, Schema: c.schema, DataPath: c.dataPath,
+		// A retired copy outlives every credential that could read it.
+		Grace: max(cfg.Catalog.VendTTL, cfg.Mint.MaxTTL) + time.Hour, Logger: c.log})
+	if err != nil {
+		db.Close()
+		return err
+	}
+	c.duck = db
+	c.exports = export.NewManager(export.ManagerConfig{Exporter: x, Source: materialize.NewPGSource(c.pool, c.schema),
+		Store: objstore.NewS3(rootS3Client(&cfg.Upstream)), Logger: c.log})
 	return nil
 }
 

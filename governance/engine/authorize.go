@@ -1,7 +1,10 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"strconv"
+	"strings"
 
 	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/governance/plan"
@@ -11,11 +14,14 @@ import (
 // Reasons the engine gives. They name no table and no value: the caller
 // named whatever they are about.
 const (
-	reasonAgentReadOnly = "agent sessions are read-only"
-	reasonNotGranted    = "the table is not granted to the principal"
-	reasonGoverned      = "allowed by governance"
-	reasonListHidden    = "the listing would show files of a table not granted to the principal"
-	reasonPlanIssue     = "a governance policy on the table cannot be applied"
+	reasonAgentReadOnly  = "agent sessions are read-only"
+	reasonNotGranted     = "the table is not granted to the principal"
+	reasonGoverned       = "allowed by governance"
+	reasonListHidden     = "the listing would show files of a table not granted to the principal"
+	reasonPlanIssue      = "a governance policy on the table cannot be applied"
+	reasonBaseMasked     = "the table is masked for the principal: its base files are not served (read the masked copy the catalog vends)"
+	reasonMaskedReadOnly = "the table is masked for the principal, who reads a masked copy and may not change the table"
+	reasonExportForeign  = "the masked copy is not the one the principal's plan reads"
 )
 
 var _ governance.Authorizer = (*Engine)(nil)
@@ -69,6 +75,11 @@ func (e *Engine) authorizeS3(ctx context.Context, p *governance.Principal, a gov
 	if e.cfg.Index == nil {
 		return governance.Allowed(reasonGoverned), nil
 	}
+	if e.cfg.ExportPrefix.Scheme() != 0 {
+		if d, ok, err := e.decideExport(ctx, p, a, r); ok || err != nil {
+			return d, err
+		}
+	}
 	idx := e.cfg.Index.Index() // one snapshot for every lookup of this decision
 	if a == governance.ActionListObjects {
 		// A listing shows the keys of the table the prefix lies in and of
@@ -93,6 +104,56 @@ func (e *Engine) authorizeS3(ctx context.Context, p *governance.Principal, a gov
 		return governance.Allowed(reasonGoverned), nil
 	}
 	return e.decideKey(ctx, p, a, idx, r.Bucket, r.Key)
+}
+
+// decideExport decides a key under the export prefix: only reads and
+// listings, only of the copy the principal's own plan reads (table and
+// signature), never another signature's — which could mask less. ok is
+// false for a key outside the prefix.
+func (e *Engine) decideExport(ctx context.Context, p *governance.Principal, a governance.Action, r *governance.Resource) (governance.Decision, bool, error) {
+	prefix := e.cfg.ExportPrefix
+	if string(r.Bucket) != prefix.Bucket() || !bytes.HasPrefix(r.Key, []byte(prefix.Key())) {
+		// A listing above the prefix would show every copy.
+		if a == governance.ActionListObjects && string(r.Bucket) == prefix.Bucket() && strings.HasPrefix(prefix.Key(), string(r.Key)) {
+			return governance.Denied(reasonExportForeign), true, nil
+		}
+		return governance.Decision{}, false, nil
+	}
+	rest := r.Key[len(prefix.Key()):] // t<id>/<sig>/…
+	tid, sig, ok := exportKeyParts(rest)
+	if !ok || a != governance.ActionReadObject && a != governance.ActionListObjects {
+		return governance.Denied(reasonExportForeign), true, nil
+	}
+	t, c, err := e.tableByID(ctx, tid)
+	if err != nil {
+		return governance.Decision{}, true, err
+	}
+	if t == nil {
+		return governance.Denied(reasonExportForeign), true, nil
+	}
+	pl := e.Plan(p, t, c.schemaVersion)
+	if !pl.Visible || pl.Tier != plan.TierAirtight || pl.Signature != sig {
+		return governance.Denied(reasonExportForeign), true, nil
+	}
+	return governance.Decision{Allow: true, Reason: reasonGoverned, PolicyIDs: pl.PolicyIDs}, true, nil
+}
+
+// exportKeyParts reads "t<table id>/<signature>/…".
+func exportKeyParts(k []byte) (int64, string, bool) {
+	s := string(k)
+	t, rest, ok := strings.Cut(s, "/")
+	if !ok || len(t) < 2 || t[0] != 't' {
+		return 0, "", false
+	}
+	id, err := strconv.ParseInt(t[1:], 10, 64)
+	if err != nil || id <= 0 {
+		return 0, "", false
+	}
+	sig, _, ok := strings.Cut(rest, "/")
+	if !ok || sig == "" {
+		return 0, "", false
+	}
+	return id, sig, true
 }
 
 // decideKey decides the table key belongs to and, when other tables claim
@@ -150,11 +211,25 @@ func (e *Engine) schemaGoverned(st interface{ HasSchemaLevel() bool }) bool {
 	return st.HasSchemaLevel()
 }
 
-// decide turns a plan into a decision on a.
+// decide turns a plan into a decision on a. A principal the airtight tier
+// holds to the masked copy never touches the base table: no base file
+// read, listed or written at the gateway, no write through the catalog
+// (its view of the table is the copy; a commit built on it would point the
+// table at masked files). Reading through the catalog is allowed with an
+// obligation: serve the masked copy.
 func decide(pl plan.Plan, a governance.Action) governance.Decision {
 	if !pl.Visible {
 		return governance.Decision{Reason: reasonNotGranted, PolicyIDs: pl.PolicyIDs, Hidden: true}
 	}
-	d := governance.Decision{Allow: true, Reason: reasonGoverned, PolicyIDs: pl.PolicyIDs}
-	return d
+	if pl.Tier == plan.TierAirtight {
+		switch {
+		case a.IsS3():
+			return governance.Decision{Reason: reasonBaseMasked, PolicyIDs: pl.PolicyIDs}
+		case a.IsWrite():
+			return governance.Decision{Reason: reasonMaskedReadOnly, PolicyIDs: pl.PolicyIDs}
+		}
+		return governance.Decision{Allow: true, Reason: reasonGoverned, PolicyIDs: pl.PolicyIDs,
+			Obligations: []governance.Obligation{{Kind: governance.ObligationServeMasked, Location: pl.Signature}}}
+	}
+	return governance.Decision{Allow: true, Reason: reasonGoverned, PolicyIDs: pl.PolicyIDs}
 }

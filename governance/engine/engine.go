@@ -15,6 +15,7 @@ import (
 	"github.com/duckicelake/duckicelake/governance/model"
 	"github.com/duckicelake/duckicelake/governance/plan"
 	"github.com/duckicelake/duckicelake/governance/store"
+	"github.com/duckicelake/duckicelake/internal/objstore"
 	"github.com/duckicelake/duckicelake/internal/tableindex"
 )
 
@@ -41,6 +42,10 @@ type Config struct {
 	// (a file a table references by absolute path, committed moments
 	// ago) is decided by scope until the eager path has refreshed it.
 	Index KeyIndex
+	// ExportPrefix is where masked copies live (export.Exporter.Prefix);
+	// keys under it are readable only by a principal whose own plan reads
+	// that copy. Zero: no exports.
+	ExportPrefix objstore.Location
 	// AgentAirtight holds agent sessions to the airtight tier whenever a
 	// restriction applies to them.
 	AgentAirtight bool
