@@ -883,7 +883,7 @@ func (s *Server) exchange(st *reqState) {
 		st.failBody()
 		return
 	}
-	st.upRID = append(st.upRID[:0], resp.Header.Peek("x-amz-request-id")...)
+	st.upRID = append(st.upRID[:0], peekFold(&resp.Header, "x-amz-request-id")...)
 
 	if st.req.Op == s3proto.OpListBuckets && !st.cred.isRoot && resp.StatusCode() == http.StatusOK {
 		s.filterListBuckets(st)
@@ -891,8 +891,11 @@ func (s *Server) exchange(st *reqState) {
 	}
 	out := &ctx.Response
 	resp.Header.CopyTo(&out.Header)
-	fixResponseHeader(&out.Header, st.id[:])
+	st.fixResponseHeader()
 	st.status = resp.StatusCode()
+	if st.status >= 300 && !ctx.IsHead() && s.rewriteErrorBody(st) {
+		return
+	}
 	var body io.Reader
 	switch {
 	case st.down.active():
@@ -909,17 +912,6 @@ func (s *Server) exchange(st *reqState) {
 	st.body = responseBody{st: st, r: body, size: int64(resp.Header.ContentLength()), timeout: s.cfg.WriteTimeout}
 	st.refs.Add(1)
 	out.SetBodyStream(&st.body, resp.Header.ContentLength())
-}
-
-// fixResponseHeader makes an upstream response header ours: hop-by-hop
-// fields dropped, our date and request id.
-func fixResponseHeader(h *fasthttp.ResponseHeader, rid []byte) {
-	h.ResetConnectionClose()
-	h.Del("Connection")
-	h.Del("Keep-Alive")
-	h.Del("Date")
-	h.Del("x-amz-request-id")
-	h.SetBytesV("x-amz-request-id", rid)
 }
 
 // filterListBuckets answers ListBuckets for a minted credential with only
@@ -942,7 +934,7 @@ func (s *Server) filterListBuckets(st *reqState) {
 	st.out = filterBucketList(st.out[:0], body, &st.cred.claims)
 	out := &st.ctx.Response
 	resp.Header.CopyTo(&out.Header)
-	fixResponseHeader(&out.Header, st.id[:])
+	st.fixResponseHeader()
 	out.SetBodyRaw(st.out)
 	st.status = resp.StatusCode()
 	st.bytesOut += int64(len(st.out))
