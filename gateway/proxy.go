@@ -861,6 +861,12 @@ func (s *Server) exchange(st *reqState) {
 	} else {
 		err = s.up.client.Do(&st.upReq, resp)
 	}
+	if errors.Is(err, errEarlyAnswer) && st.bodyErr == nil && resp.StatusCode() >= 300 {
+		// The upstream refused the upload before reading all of it: its
+		// answer is the client's.
+		err = nil
+		st.lingerAfterAnswer()
+	}
 	if err != nil {
 		if st.bodyErr != nil {
 			st.failBody()
@@ -907,6 +913,11 @@ func (s *Server) exchange(st *reqState) {
 	case resp.BodyStream() != nil:
 		body = resp.BodyStream()
 	default:
+		// Read whole already (the answer to an upload).
+		if b := resp.Body(); len(b) > 0 && !ctx.IsHead() {
+			out.SetBodyRaw(b)
+			st.bytesOut += int64(len(b))
+		}
 		return
 	}
 	st.body = responseBody{st: st, r: body, size: int64(resp.Header.ContentLength()), timeout: s.cfg.WriteTimeout}

@@ -2,8 +2,6 @@ package gateway
 
 import (
 	"bufio"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"encoding/xml"
 	"io"
@@ -79,7 +77,7 @@ func TestOneRequestID(t *testing.T) {
 	for _, tc := range cases {
 		r := &rawRequest{method: tc.method, path: tc.path, query: tc.query, payload: empty, contentLength: -1}
 		if tc.method == "PUT" || tc.method == "POST" {
-			r.payload = hexSHA256(tc.body)
+			r.payload = sigv4HexSHA256([]byte(tc.body))
 			r.contentLength = int64(len(tc.body))
 		}
 		if strings.HasSuffix(tc.name, "if-none-match") {
@@ -150,13 +148,10 @@ func TestUpstreamRequestIDAnyCase(t *testing.T) {
 	}
 }
 
-func hexSHA256(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:])
-}
-
 // sendTo writes a request (head, then wire) to addr on a connection of its
-// own and reads the response; head says it answers a HEAD (no body).
+// own and reads the response; isHead says it answers a HEAD (no body). A
+// failed write of the body is no failure: the gateway may answer and close
+// before it has read the body, as S3 does.
 func sendTo(t *testing.T, addr, head string, wire []byte, isHead bool) (*http.Response, string) {
 	t.Helper()
 	conn, err := net.Dial("tcp", addr)
@@ -168,9 +163,7 @@ func sendTo(t *testing.T, addr, head string, wire []byte, isHead bool) (*http.Re
 	if _, err := io.WriteString(conn, head); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := conn.Write(wire); err != nil {
-		t.Fatal(err)
-	}
+	_, _ = conn.Write(wire)
 	var req *http.Request
 	if isHead {
 		req = &http.Request{Method: "HEAD"}

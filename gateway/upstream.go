@@ -190,6 +190,7 @@ func newUpstream(cfg UpstreamConfig) (*upstream, error) {
 		DisableHeaderNamesNormalizing: true,
 		DisablePathNormalizing:        true,
 		StreamResponseBody:            true,
+		Transport:                     transport{},
 	}
 	if !up.tls {
 		up.down = newDownloader(addr, cfg.dial, maxConns, connect, response, upstreamMaxIdleConnPeriod)
