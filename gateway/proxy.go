@@ -213,6 +213,8 @@ func (s *Server) parseError(ctx *fasthttp.RequestCtx, err error) {
 			Message: "Your request header section exceeds the maximum allowed size."}
 	case errors.As(err, &ne) && ne.Timeout():
 		e = s3proto.RequestTimeout()
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		e = s3proto.MaxMessageLengthExceeded()
 	default:
 		e = s3proto.InvalidRequest("The request could not be parsed as HTTP/1.1.")
 	}
