@@ -52,6 +52,9 @@ func (st *reqState) fixResponseHeader() {
 		h.DelBytes(st.scratch)
 	}
 	h.SetBytesV("x-amz-request-id", st.id[:])
+	if st.closeAfter {
+		h.SetConnectionClose()
+	}
 }
 
 // peekFold returns the first value of the header called name (lower-case)

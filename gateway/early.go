@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bufio"
 	"errors"
 	"io"
 	"net"
@@ -114,23 +115,37 @@ const (
 	lingerIdle = 5 * time.Second // longest wait for the next body bytes
 )
 
-// lingerAfterAnswer closes the connection after the response, reading the
-// rest of the client's body first (lingerTime).
+// lingerAfterAnswer arranges for the response to end the connection after
+// the rest of the client's body has been read (lingerTime). The response
+// says Connection: close (closeAfter), so the client sends nothing more on
+// it. fasthttp closes a Connection: close response's connection as soon as
+// it is written, so the gateway writes this one itself, from a hijack
+// handler that fasthttp runs instead of writing the response, and closes
+// the connection after; the request's state lives until then.
 func (st *reqState) lingerAfterAnswer() {
-	st.ctx.SetConnectionClose()
+	st.closeAfter = true
 	body := st.ctx.RequestBodyStream()
 	if body == nil {
 		return
 	}
-	// fasthttp writes and flushes the response, then hands the connection
-	// to the hijack handler and closes it when that returns; the request's
-	// state lives until then.
-	st.ctx.Hijack(func(c net.Conn) { st.srv.drain(st, c, body) })
+	st.ctx.HijackSetNoResponse(true)
+	st.ctx.Hijack(func(c net.Conn) { st.srv.answerAndDrain(st, c, body) })
 }
 
-// drain reads and discards body, the rest of the client's request body on
-// c, until it ends, stalls for lingerIdle or lingerTime has passed.
-func (s *Server) drain(st *reqState, c net.Conn, body io.Reader) {
+// answerAndDrain writes the response on c, then reads and discards body,
+// the rest of the client's request body, until it ends, stalls for
+// lingerIdle or lingerTime has passed.
+func (s *Server) answerAndDrain(st *reqState, c net.Conn, body io.Reader) {
+	_ = c.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+	bw := bufio.NewWriterSize(c, 4<<10)
+	err := st.ctx.Response.Write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
+		st.clientErr = err
+		return
+	}
 	bufp := s.copyBuffer()
 	defer s.copyBufs.Put(bufp)
 	end := time.Now().Add(lingerTime)

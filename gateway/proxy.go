@@ -40,6 +40,9 @@ type reqState struct {
 	path     []byte // raw path as sent (aliases the request)
 	query    []byte // raw query as sent (aliases the request)
 	admitted bool
+	// closeAfter: the connection closes after this response, which must
+	// say so (the rest of the client's body is unread).
+	closeAfter bool
 
 	hdr       headerIndex
 	req       s3proto.Request
@@ -131,7 +134,7 @@ func (s *Server) finish(st *reqState) {
 	st.ctx = nil
 	st.akid, st.upRID = st.akid[:0], st.upRID[:0]
 	st.path, st.query = nil, nil
-	st.admitted = false
+	st.admitted, st.closeAfter = false, false
 	st.hdr.clear()
 	st.req.Reset()
 	st.sreq = sigv4.Request{}
@@ -326,6 +329,9 @@ func (s *Server) respondError(st *reqState) {
 	r.SetStatusCode(e.Status)
 	r.Header.SetContentType("application/xml")
 	r.Header.SetBytesV("x-amz-request-id", st.id[:])
+	if st.closeAfter {
+		r.SetConnectionClose()
+	}
 	// No <Resource>: it would echo the key, and a refused key's name must
 	// never appear in a response.
 	st.out = s3proto.AppendXML(st.out[:0], e, nil, st.id[:])
