@@ -32,7 +32,8 @@ const maxDroppedHeaders = 16
 
 // fixResponseHeader makes the upstream response header copied into the
 // client's response ours: every dropped header removed in whichever case
-// it came, then our request id.
+// it came, then our request id, and Connection: close when the connection
+// ends after this response.
 func (st *reqState) fixResponseHeader() {
 	h := &st.ctx.Response.Header
 	h.ResetConnectionClose()

@@ -51,6 +51,7 @@ type reqState struct {
 	cred      credential
 	principal governance.Principal
 	admission governance.S3Buffers
+	post      postState // a browser-form upload (postobject.go)
 
 	decision    governance.Outcome
 	reason      string
@@ -142,6 +143,7 @@ func (s *Server) finish(st *reqState) {
 	st.cred.reset(nil, nil, nil, time.Time{})
 	st.principal = governance.Principal{}
 	st.admission.Reset()
+	st.post.reset()
 	st.decision, st.reason, st.policyIDs = governance.OutcomeNone, "", nil
 	st.err, st.status = nil, 0
 	st.upstreamErr, st.clientErr, st.bodyErr = nil, nil, nil
@@ -273,6 +275,11 @@ func (s *Server) admit(st *reqState) {
 	}
 	if err := s.classifier.Classify(&st.req, h.Method(), st.hdr.get("host"), st.path, st.query, &st.hdr); err != nil {
 		st.fail(s3proto.FromSigV4(err), governance.OutcomeNone, "request not understood")
+		return
+	}
+	if st.req.Op == s3proto.OpPostObject {
+		// Authenticated and admitted once its form has arrived.
+		s.admitPostForm(st)
 		return
 	}
 
@@ -611,6 +618,10 @@ const maxListBucketsBody = 8 << 20
 
 // forward sends the admitted request upstream and sets up the response.
 func (s *Server) forward(st *reqState) {
+	if st.post.active {
+		s.forwardPostObject(st)
+		return
+	}
 	ctx := st.ctx
 	method := ctx.Method()
 	up := &st.upReq
@@ -627,61 +638,7 @@ func (s *Server) forward(st *reqState) {
 		if !ok {
 			return
 		}
-		if decoded <= maxSmallUpload {
-			// A small body is read and verified whole, then sent with its
-			// length and SHA-256, which the backend checks: a body cut
-			// short on the way cannot commit, and neither side pays for
-			// aws-chunked framing and per-chunk signatures.
-			if !st.readSmallBody(decoded) {
-				return
-			}
-			st.trailerAsHeader()
-			payloadHash = appendHexSHA256(&st.hashHex, st.small)
-			if decoded == 0 {
-				up.Header.SetContentLength(0)
-			} else {
-				up.SetBodyRaw(st.small)
-			}
-			break
-		}
-		chunk := min(int64(s.up.chunkSize), decoded)
-		c := &st.chunk
-		*c = sigv4.ChunkedConfig{Signed: true, DecodedLength: decoded}
-		payloadHash = streamingPayloadLit
-		// The client's trailing checksum travels on: the encoder computes
-		// it over the verified bytes, the upstream checks and stores it. A
-		// PutObject without a checksum of its own gets a CRC32C: the
-		// backend verifies that instead of computing its default checksum.
-		c.Trailer = st.res.Trailer()
-		if len(c.Trailer) == 0 && st.req.Op == s3proto.OpPutObject && !s.up.signAllChunks && !st.hdr.hasChecksum() {
-			c.Trailer = hChecksumCRC32C
-		}
-		if len(c.Trailer) > 0 {
-			payloadHash = streamingTrailerLit
-			if s.up.secureTransport && !s.up.signAllChunks {
-				// The connection already guarantees integrity: the
-				// trailing checksum, which the backend verifies, replaces
-				// chunk signatures (a SHA-256 of every byte on both sides).
-				c.Signed = false
-				payloadHash = unsignedTrailerLit
-			}
-			up.Header.SetBytesKV(hTrailer, c.Trailer)
-		}
-		up.Header.SetBytesKV(hDecodedContentLength, st.numBuf)
-		st.scratch = append(st.scratch[:0], awsChunked...)
-		if v := up.Header.PeekBytes(hContentEncoding); len(v) > 0 {
-			st.scratch = append(append(st.scratch, ", "...), v...)
-		}
-		up.Header.SetBytesKV(hContentEncoding, st.scratch)
-		seed := s.signUpstream(st, payloadHash, t)
-		c.SigningKey = *s.up.signingKey(st.amzDate)
-		c.AmzDate, c.Scope, c.SeedSignature = st.amzDate, st.scope, seed
-		if st.enc == nil {
-			st.enc = new(sigv4.ChunkedEncoder)
-		}
-		st.enc.Reset(&st.verified, c, int(chunk))
-		up.SetBodyStream(st.enc, int(sigv4.EncodedLength(decoded, int(chunk), c)))
-		s.exchange(st)
+		s.sendObject(st, decoded, t)
 		return
 	default:
 		if _, ok := s.openBody(st); !ok {
@@ -720,6 +677,71 @@ func (s *Server) forward(st *reqState) {
 		up.SetBodyRaw(st.small)
 	}
 	s.signUpstream(st, payloadHash, t)
+	s.exchange(st)
+}
+
+// sendObject sends the verified object body of decoded bytes (st.verified)
+// upstream as the body of the request built in st.upReq, and sets up the
+// response.
+func (s *Server) sendObject(st *reqState, decoded int64, t time.Time) {
+	up := &st.upReq
+	var payloadHash []byte
+	if decoded <= maxSmallUpload {
+		// A small body is read and verified whole, then sent with its
+		// length and SHA-256, which the backend checks: a body cut
+		// short on the way cannot commit, and neither side pays for
+		// aws-chunked framing and per-chunk signatures.
+		if !st.readSmallBody(decoded) {
+			return
+		}
+		st.trailerAsHeader()
+		payloadHash = appendHexSHA256(&st.hashHex, st.small)
+		if decoded == 0 {
+			up.Header.SetContentLength(0)
+		} else {
+			up.SetBodyRaw(st.small)
+		}
+		s.signUpstream(st, payloadHash, t)
+		s.exchange(st)
+		return
+	}
+	chunk := min(int64(s.up.chunkSize), decoded)
+	c := &st.chunk
+	*c = sigv4.ChunkedConfig{Signed: true, DecodedLength: decoded}
+	payloadHash = streamingPayloadLit
+	// The client's trailing checksum travels on: the encoder computes
+	// it over the verified bytes, the upstream checks and stores it. A
+	// PutObject without a checksum of its own gets a CRC32C: the
+	// backend verifies that instead of computing its default checksum.
+	c.Trailer = st.res.Trailer()
+	if len(c.Trailer) == 0 && st.req.Op == s3proto.OpPutObject && !s.up.signAllChunks && !st.hasChecksum() {
+		c.Trailer = hChecksumCRC32C
+	}
+	if len(c.Trailer) > 0 {
+		payloadHash = streamingTrailerLit
+		if s.up.secureTransport && !s.up.signAllChunks {
+			// The connection already guarantees integrity: the
+			// trailing checksum, which the backend verifies, replaces
+			// chunk signatures (a SHA-256 of every byte on both sides).
+			c.Signed = false
+			payloadHash = unsignedTrailerLit
+		}
+		up.Header.SetBytesKV(hTrailer, c.Trailer)
+	}
+	up.Header.SetBytesKV(hDecodedContentLength, st.numBuf)
+	st.scratch = append(st.scratch[:0], awsChunked...)
+	if v := up.Header.PeekBytes(hContentEncoding); len(v) > 0 {
+		st.scratch = append(append(st.scratch, ", "...), v...)
+	}
+	up.Header.SetBytesKV(hContentEncoding, st.scratch)
+	seed := s.signUpstream(st, payloadHash, t)
+	c.SigningKey = *s.up.signingKey(st.amzDate)
+	c.AmzDate, c.Scope, c.SeedSignature = st.amzDate, st.scope, seed
+	if st.enc == nil {
+		st.enc = new(sigv4.ChunkedEncoder)
+	}
+	st.enc.Reset(&st.verified, c, int(chunk))
+	up.SetBodyStream(st.enc, int(sigv4.EncodedLength(decoded, int(chunk), c)))
 	s.exchange(st)
 }
 
@@ -838,9 +860,12 @@ func (st *reqState) failBody() {
 		err = io.ErrUnexpectedEOF
 	}
 	var ve *sigv4.Error
+	var se *s3proto.Error
 	switch {
 	case errors.As(err, &ve):
 		st.fail(s3proto.FromSigV4(err), st.decision, "body failed verification")
+	case errors.As(err, &se):
+		st.fail(se, st.decision, "body refused")
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		st.fail(&s3proto.Error{Code: "IncompleteBody", Status: http.StatusBadRequest,
 			Message: "You did not provide the number of bytes specified by the Content-Length HTTP header."}, st.decision, "body incomplete")
@@ -907,6 +932,10 @@ func (s *Server) exchange(st *reqState) {
 	resp.Header.CopyTo(&out.Header)
 	st.fixResponseHeader()
 	st.status = resp.StatusCode()
+	if st.post.active && st.status == http.StatusOK {
+		s.answerPostObject(st)
+		return
+	}
 	if st.status >= 300 && !ctx.IsHead() && s.rewriteErrorBody(st) {
 		return
 	}
