@@ -81,7 +81,7 @@ func TestEarlyUpstreamAnswer(t *testing.T) {
 					r.header = append(r.header, sigv4.Header{Name: []byte("If-Match"), Value: []byte(tc.ifMatch)})
 				}
 				head, _ := r.sign(host, m, time.Now())
-				resp, body := sendTo(t, host, head, data, false)
+				resp, body := sendTo(t, host, head, data, -1, false)
 				if resp.StatusCode != tc.status || !strings.Contains(body, "<Code>"+tc.code+"</Code>") {
 					t.Errorf("%s, Content-Length PUT (%.16s): %d %s", name, payload, resp.StatusCode, body)
 				}
@@ -123,7 +123,7 @@ func TestEarlyAnswerRelayedOnlyWhenAnError(t *testing.T) {
 	} {
 		r := &rawRequest{method: "PUT", path: "/lake/" + tc.key, payload: sigv4.UnsignedPayload, contentLength: int64(len(data))}
 		head, _ := r.sign(gw, m, time.Now())
-		resp, body := sendTo(t, gw, head, data, false)
+		resp, body := sendTo(t, gw, head, data, -1, false)
 		if resp.StatusCode != tc.status || !strings.Contains(body, "<Code>"+tc.code+"</Code>") {
 			t.Errorf("%s: %d %s, want %d %s", tc.key, resp.StatusCode, body, tc.status, tc.code)
 		}

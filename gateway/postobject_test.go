@@ -122,10 +122,7 @@ func (e *env) post(t *testing.T, f *postForm, truncate int) (*http.Response, str
 	host := strings.TrimPrefix(e.endpoint, "http://")
 	head := "POST /" + f.bucket + " HTTP/1.1\r\nHost: " + host +
 		"\r\nContent-Type: " + ct + "\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n"
-	if truncate >= 0 {
-		return e.send(t, head, body, truncate)
-	}
-	return sendTo(t, host, head, body, false)
+	return sendTo(t, host, head, body, truncate, false)
 }
 
 // TestPostObject: a form upload signed by a minted credential stores its
@@ -234,7 +231,7 @@ func headDirect(t *testing.T, e *env, bucket, key string) *http.Response {
 	r := &rawRequest{method: "HEAD", path: "/" + bucket + "/" + key, payload: sigv4.UnsignedPayload, contentLength: -1}
 	host := strings.TrimPrefix(e.upstream, "http://")
 	head, _ := r.sign(host, creds.Minted{AccessKeyID: backendKey, SecretAccessKey: backendSecret}, time.Now())
-	resp, _ := sendTo(t, host, head, nil, true)
+	resp, _ := sendTo(t, host, head, nil, -1, true)
 	return resp
 }
 
