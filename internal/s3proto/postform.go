@@ -25,6 +25,8 @@ const (
 	MaxPostFormFields = 100
 	// maxPartHeader bounds one part's header block.
 	maxPartHeader = 4 << 10
+	// maxDispositionParams bounds a part's Content-Disposition parameters.
+	maxDispositionParams = 8
 )
 
 // ErrPostFormIncomplete is ParsePostFormHead's answer when head ends before
@@ -271,9 +273,13 @@ func (f *PostForm) partHeader(block []byte) (name, filename []byte, hasFilename 
 		if colon <= 0 || !isToken(line[:colon]) {
 			return nil, nil, false, MalformedPOSTRequest("")
 		}
-		value := bytes.TrimSpace(line[colon+1:])
-		if bytes.ContainsAny(value, "\r\n\x00") {
-			return nil, nil, false, MalformedPOSTRequest("")
+		// White space around a value is spaces and tabs (RFC 9110); other
+		// control characters are not in a header at all.
+		value := bytes.Trim(line[colon+1:], " \t")
+		for _, c := range value {
+			if c < 0x20 && c != '\t' || c == 0x7f {
+				return nil, nil, false, MalformedPOSTRequest("")
+			}
 		}
 		if !equalFold(line[:colon], "content-disposition") {
 			continue
@@ -287,26 +293,33 @@ func (f *PostForm) partHeader(block []byte) (name, filename []byte, hasFilename 
 		return nil, nil, false, MalformedPOSTRequest("A part has no Content-Disposition header.")
 	}
 	typ, params, _ := bytes.Cut(disposition, []byte{';'})
-	if !equalFold(bytes.TrimSpace(typ), "form-data") {
+	if !equalFold(bytes.Trim(typ, " \t"), "form-data") {
 		return nil, nil, false, MalformedPOSTRequest("A part is not form-data.")
 	}
 	hasName := false
+	// A parameter given twice is refused, as mime.ParseMediaType does.
+	var seen [maxDispositionParams][]byte
+	n := 0
 	for len(params) > 0 {
 		var attr, value []byte
 		attr, value, params, err = nextParam(params, &f.buf)
 		if err != nil {
 			return nil, nil, false, err
 		}
+		if n == len(seen) {
+			return nil, nil, false, MalformedPOSTRequest("A part's Content-Disposition has too many parameters.")
+		}
+		for _, a := range seen[:n] {
+			if equalFold(a, string(attr)) {
+				return nil, nil, false, MalformedPOSTRequest("A part's Content-Disposition repeats a parameter.")
+			}
+		}
+		seen[n] = attr
+		n++
 		switch {
 		case equalFold(attr, "name"):
-			if hasName {
-				return nil, nil, false, MalformedPOSTRequest("A part names its field twice.")
-			}
 			name, hasName = value, true
 		case equalFold(attr, "filename"):
-			if hasFilename {
-				return nil, nil, false, MalformedPOSTRequest("A part names its file twice.")
-			}
 			filename, hasFilename = value, true
 		}
 	}
@@ -331,10 +344,12 @@ func nextParam(s []byte, buf *[]byte) (attr, value, rest []byte, err *Error) {
 	}
 	s = bytes.TrimLeft(s[eq+1:], " \t")
 	if len(s) > 0 && s[0] == '"' {
+		// A backslash escapes a special character (RFC 2045's tspecials,
+		// as mime.ParseMediaType reads it); before any other it is itself.
 		j := 1
 		escaped := false
 		for ; j < len(s) && s[j] != '"'; j++ {
-			if s[j] == '\\' {
+			if s[j] == '\\' && j+1 < len(s) && isTSpecial(s[j+1]) {
 				escaped = true
 				j++
 			}
@@ -349,7 +364,7 @@ func nextParam(s []byte, buf *[]byte) (attr, value, rest []byte, err *Error) {
 			}
 			start := len(*buf)
 			for k := 0; k < len(value); k++ {
-				if value[k] == '\\' {
+				if value[k] == '\\' && k+1 < len(value) && isTSpecial(value[k+1]) {
 					k++
 				}
 				*buf = append(*buf, value[k])
@@ -377,6 +392,9 @@ func nextParam(s []byte, buf *[]byte) (attr, value, rest []byte, err *Error) {
 	}
 	return attr, value, s, nil
 }
+
+// isTSpecial reports whether c is one of RFC 2045's tspecials.
+func isTSpecial(c byte) bool { return bytes.IndexByte([]byte(`()<>@,;:\"/[]?=`), c) >= 0 }
 
 // isToken reports whether b is a non-empty HTTP token (RFC 9110 tchar).
 func isToken(b []byte) bool {
