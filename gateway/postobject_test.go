@@ -472,3 +472,27 @@ func TestPostFileReader(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPostFileReader: however the body is split into reads, the file
+// reader yields the file exactly when the file holds no delimiter and the
+// body ends with exactly the closing one, and fails otherwise.
+func FuzzPostFileReader(f *testing.F) {
+	f.Add([]byte("hello"), []byte("\r\n--bnd--\r\n"), uint8(3), uint8(0))
+	f.Add([]byte("a\r\n--bnd\r\nx"), []byte("\r\n--bnd--\r\n"), uint8(1), uint8(2))
+	f.Add([]byte("\r\n--bn"), []byte("d--\r\n"), uint8(2), uint8(1))
+	f.Fuzz(func(t *testing.T, file, tail []byte, split, pending uint8) {
+		boundary := []byte("bnd")
+		body := append(bytes.Clone(file), tail...)
+		pend := min(int(pending), len(body))
+		r := &postFileReader{pending: body[:pend], r: &smallReads{bytes.NewReader(body[pend:]), int(split%16) + 1},
+			left: int64(len(file)), boundary: boundary}
+		got, err := io.ReadAll(&smallReads{r, int(split/16) + 1})
+		want := !bytes.Contains(file, []byte("\r\n--bnd")) && string(tail) == "\r\n--bnd--\r\n"
+		if want != (err == nil) {
+			t.Fatalf("file %q tail %q: %v", file, tail, err)
+		}
+		if err == nil && !bytes.Equal(got, file) {
+			t.Fatalf("read %q, want %q", got, file)
+		}
+	})
+}
