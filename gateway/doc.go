@@ -6,7 +6,12 @@
 // the gateway and the catalog alike), re-signs it with the upstream's root
 // key and streams it through, answering S3 XML errors (s3proto.Error). It
 // records one audit event per request through a governance.Sink and
-// Prometheus metrics.
+// Prometheus metrics. A browser-form upload (POST Object) is authenticated
+// by its form's signed policy and admitted as the PutObject of the form's
+// key (postobject.go). Connections are admitted before fasthttp sees them,
+// within a total and a per-address limit (conns.go); responses carry one
+// request id, the gateway's (answer.go); an upstream's answer to an upload
+// it has not read is relayed (early.go).
 //
 // The hot path allocates nothing per request: everything a request needs
 // lives in a pooled reqState, the audit event and the admission buffers

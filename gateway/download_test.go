@@ -244,14 +244,14 @@ func TestDownloaderMaxConns(t *testing.T) {
 }
 
 // gatewayOver runs a gateway in front of upstream addr and returns its
-// address and a credential for bucket lake.
+// address and a credential that may read and write bucket lake.
 func gatewayOver(t *testing.T, addr string) (string, creds.Minted) {
 	t.Helper()
 	keyring, err := creds.NewKeyring(creds.Key{ID: "t", Secret: bytes.Repeat([]byte{3}, 32)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := keyring.Mint(creds.Claims{Principal: "t", Grants: []creds.Grant{{Bucket: "lake", Access: creds.Read}}})
+	m, err := keyring.Mint(creds.Claims{Principal: "t", Grants: []creds.Grant{{Bucket: "lake", Access: creds.Read | creds.Write}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,11 +20,13 @@ type Metrics struct {
 	bytesOut       prometheus.Counter
 	upstreamErrors *prometheus.CounterVec // kind
 	openConns      prometheus.Gauge
+	refusedConns   *prometheus.CounterVec // reason
 
 	// Children resolved once: the label lookups hash their values, and a
 	// request should not pay for that.
 	latencyByOp [s3proto.NumOps]prometheus.Observer
 	upstreamErr [upstreamErrEnd]prometheus.Counter
+	refused     [refusalEnd]prometheus.Counter
 
 	mu       sync.RWMutex
 	counters map[requestKey]prometheus.Counter
@@ -80,9 +82,13 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Namespace: "duckicelake", Subsystem: "gateway", Name: "open_connections",
 			Help: "Client connections currently open on the S3 listener.",
 		}),
+		refusedConns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "duckicelake", Subsystem: "gateway", Name: "refused_connections_total",
+			Help: "Client connections refused at the S3 listener's connection limits, by limit.",
+		}, []string{"reason"}),
 		counters: make(map[requestKey]prometheus.Counter),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.latency, m.bytesIn, m.bytesOut, m.upstreamErrors, m.openConns} {
+	for _, c := range []prometheus.Collector{m.requests, m.latency, m.bytesIn, m.bytesOut, m.upstreamErrors, m.openConns, m.refusedConns} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -92,6 +98,9 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	}
 	for k := range upstreamErrEnd {
 		m.upstreamErr[k] = m.upstreamErrors.WithLabelValues(upstreamErrNames[k])
+	}
+	for r := range refusalEnd {
+		m.refused[r] = m.refusedConns.WithLabelValues(refusalNames[r])
 	}
 	return m, nil
 }
@@ -128,3 +137,5 @@ func (m *Metrics) counter(k requestKey) prometheus.Counter {
 }
 
 func (m *Metrics) upstreamError(kind upstreamErrKind) { m.upstreamErr[kind].Inc() }
+
+func (m *Metrics) connRefused(r refusal) { m.refused[r].Inc() }

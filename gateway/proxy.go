@@ -40,6 +40,9 @@ type reqState struct {
 	path     []byte // raw path as sent (aliases the request)
 	query    []byte // raw query as sent (aliases the request)
 	admitted bool
+	// closeAfter: the connection closes after this response, which must
+	// say so (the rest of the client's body is unread).
+	closeAfter bool
 
 	hdr       headerIndex
 	req       s3proto.Request
@@ -48,6 +51,7 @@ type reqState struct {
 	cred      credential
 	principal governance.Principal
 	admission governance.S3Buffers
+	post      postState // a browser-form upload (postobject.go)
 
 	decision    governance.Outcome
 	reason      string
@@ -131,7 +135,7 @@ func (s *Server) finish(st *reqState) {
 	st.ctx = nil
 	st.akid, st.upRID = st.akid[:0], st.upRID[:0]
 	st.path, st.query = nil, nil
-	st.admitted = false
+	st.admitted, st.closeAfter = false, false
 	st.hdr.clear()
 	st.req.Reset()
 	st.sreq = sigv4.Request{}
@@ -139,6 +143,7 @@ func (s *Server) finish(st *reqState) {
 	st.cred.reset(nil, nil, nil, time.Time{})
 	st.principal = governance.Principal{}
 	st.admission.Reset()
+	st.post.reset()
 	st.decision, st.reason, st.policyIDs = governance.OutcomeNone, "", nil
 	st.err, st.status = nil, 0
 	st.upstreamErr, st.clientErr, st.bodyErr = nil, nil, nil
@@ -213,6 +218,8 @@ func (s *Server) parseError(ctx *fasthttp.RequestCtx, err error) {
 			Message: "Your request header section exceeds the maximum allowed size."}
 	case errors.As(err, &ne) && ne.Timeout():
 		e = s3proto.RequestTimeout()
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		e = s3proto.MaxMessageLengthExceeded()
 	default:
 		e = s3proto.InvalidRequest("The request could not be parsed as HTTP/1.1.")
 	}
@@ -270,6 +277,11 @@ func (s *Server) admit(st *reqState) {
 		st.fail(s3proto.FromSigV4(err), governance.OutcomeNone, "request not understood")
 		return
 	}
+	if st.req.Op == s3proto.OpPostObject {
+		// Authenticated and admitted once its form has arrived.
+		s.admitPostForm(st)
+		return
+	}
 
 	st.sreq = sigv4.Request{Method: h.Method(), RawPath: st.path, RawQuery: st.query, Header: &st.hdr}
 	st.cred.reset(s.keyring, s.root, s.tokens, s.now())
@@ -324,6 +336,9 @@ func (s *Server) respondError(st *reqState) {
 	r.SetStatusCode(e.Status)
 	r.Header.SetContentType("application/xml")
 	r.Header.SetBytesV("x-amz-request-id", st.id[:])
+	if st.closeAfter {
+		r.SetConnectionClose()
+	}
 	// No <Resource>: it would echo the key, and a refused key's name must
 	// never appear in a response.
 	st.out = s3proto.AppendXML(st.out[:0], e, nil, st.id[:])
@@ -603,6 +618,10 @@ const maxListBucketsBody = 8 << 20
 
 // forward sends the admitted request upstream and sets up the response.
 func (s *Server) forward(st *reqState) {
+	if st.post.active {
+		s.forwardPostObject(st)
+		return
+	}
 	ctx := st.ctx
 	method := ctx.Method()
 	up := &st.upReq
@@ -619,61 +638,7 @@ func (s *Server) forward(st *reqState) {
 		if !ok {
 			return
 		}
-		if decoded <= maxSmallUpload {
-			// A small body is read and verified whole, then sent with its
-			// length and SHA-256, which the backend checks: a body cut
-			// short on the way cannot commit, and neither side pays for
-			// aws-chunked framing and per-chunk signatures.
-			if !st.readSmallBody(decoded) {
-				return
-			}
-			st.trailerAsHeader()
-			payloadHash = appendHexSHA256(&st.hashHex, st.small)
-			if decoded == 0 {
-				up.Header.SetContentLength(0)
-			} else {
-				up.SetBodyRaw(st.small)
-			}
-			break
-		}
-		chunk := min(int64(s.up.chunkSize), decoded)
-		c := &st.chunk
-		*c = sigv4.ChunkedConfig{Signed: true, DecodedLength: decoded}
-		payloadHash = streamingPayloadLit
-		// The client's trailing checksum travels on: the encoder computes
-		// it over the verified bytes, the upstream checks and stores it. A
-		// PutObject without a checksum of its own gets a CRC32C: the
-		// backend verifies that instead of computing its default checksum.
-		c.Trailer = st.res.Trailer()
-		if len(c.Trailer) == 0 && st.req.Op == s3proto.OpPutObject && !s.up.signAllChunks && !st.hdr.hasChecksum() {
-			c.Trailer = hChecksumCRC32C
-		}
-		if len(c.Trailer) > 0 {
-			payloadHash = streamingTrailerLit
-			if s.up.secureTransport && !s.up.signAllChunks {
-				// The connection already guarantees integrity: the
-				// trailing checksum, which the backend verifies, replaces
-				// chunk signatures (a SHA-256 of every byte on both sides).
-				c.Signed = false
-				payloadHash = unsignedTrailerLit
-			}
-			up.Header.SetBytesKV(hTrailer, c.Trailer)
-		}
-		up.Header.SetBytesKV(hDecodedContentLength, st.numBuf)
-		st.scratch = append(st.scratch[:0], awsChunked...)
-		if v := up.Header.PeekBytes(hContentEncoding); len(v) > 0 {
-			st.scratch = append(append(st.scratch, ", "...), v...)
-		}
-		up.Header.SetBytesKV(hContentEncoding, st.scratch)
-		seed := s.signUpstream(st, payloadHash, t)
-		c.SigningKey = *s.up.signingKey(st.amzDate)
-		c.AmzDate, c.Scope, c.SeedSignature = st.amzDate, st.scope, seed
-		if st.enc == nil {
-			st.enc = new(sigv4.ChunkedEncoder)
-		}
-		st.enc.Reset(&st.verified, c, int(chunk))
-		up.SetBodyStream(st.enc, int(sigv4.EncodedLength(decoded, int(chunk), c)))
-		s.exchange(st)
+		s.sendObject(st, decoded, t)
 		return
 	default:
 		if _, ok := s.openBody(st); !ok {
@@ -712,6 +677,71 @@ func (s *Server) forward(st *reqState) {
 		up.SetBodyRaw(st.small)
 	}
 	s.signUpstream(st, payloadHash, t)
+	s.exchange(st)
+}
+
+// sendObject sends the verified object body of decoded bytes (st.verified)
+// upstream as the body of the request built in st.upReq, and sets up the
+// response.
+func (s *Server) sendObject(st *reqState, decoded int64, t time.Time) {
+	up := &st.upReq
+	var payloadHash []byte
+	if decoded <= maxSmallUpload {
+		// A small body is read and verified whole, then sent with its
+		// length and SHA-256, which the backend checks: a body cut
+		// short on the way cannot commit, and neither side pays for
+		// aws-chunked framing and per-chunk signatures.
+		if !st.readSmallBody(decoded) {
+			return
+		}
+		st.trailerAsHeader()
+		payloadHash = appendHexSHA256(&st.hashHex, st.small)
+		if decoded == 0 {
+			up.Header.SetContentLength(0)
+		} else {
+			up.SetBodyRaw(st.small)
+		}
+		s.signUpstream(st, payloadHash, t)
+		s.exchange(st)
+		return
+	}
+	chunk := min(int64(s.up.chunkSize), decoded)
+	c := &st.chunk
+	*c = sigv4.ChunkedConfig{Signed: true, DecodedLength: decoded}
+	payloadHash = streamingPayloadLit
+	// The client's trailing checksum travels on: the encoder computes
+	// it over the verified bytes, the upstream checks and stores it. A
+	// PutObject without a checksum of its own gets a CRC32C: the
+	// backend verifies that instead of computing its default checksum.
+	c.Trailer = st.res.Trailer()
+	if len(c.Trailer) == 0 && st.req.Op == s3proto.OpPutObject && !s.up.signAllChunks && !st.hasChecksum() {
+		c.Trailer = hChecksumCRC32C
+	}
+	if len(c.Trailer) > 0 {
+		payloadHash = streamingTrailerLit
+		if s.up.secureTransport && !s.up.signAllChunks {
+			// The connection already guarantees integrity: the
+			// trailing checksum, which the backend verifies, replaces
+			// chunk signatures (a SHA-256 of every byte on both sides).
+			c.Signed = false
+			payloadHash = unsignedTrailerLit
+		}
+		up.Header.SetBytesKV(hTrailer, c.Trailer)
+	}
+	up.Header.SetBytesKV(hDecodedContentLength, st.numBuf)
+	st.scratch = append(st.scratch[:0], awsChunked...)
+	if v := up.Header.PeekBytes(hContentEncoding); len(v) > 0 {
+		st.scratch = append(append(st.scratch, ", "...), v...)
+	}
+	up.Header.SetBytesKV(hContentEncoding, st.scratch)
+	seed := s.signUpstream(st, payloadHash, t)
+	c.SigningKey = *s.up.signingKey(st.amzDate)
+	c.AmzDate, c.Scope, c.SeedSignature = st.amzDate, st.scope, seed
+	if st.enc == nil {
+		st.enc = new(sigv4.ChunkedEncoder)
+	}
+	st.enc.Reset(&st.verified, c, int(chunk))
+	up.SetBodyStream(st.enc, int(sigv4.EncodedLength(decoded, int(chunk), c)))
 	s.exchange(st)
 }
 
@@ -830,9 +860,12 @@ func (st *reqState) failBody() {
 		err = io.ErrUnexpectedEOF
 	}
 	var ve *sigv4.Error
+	var se *s3proto.Error
 	switch {
 	case errors.As(err, &ve):
 		st.fail(s3proto.FromSigV4(err), st.decision, "body failed verification")
+	case errors.As(err, &se):
+		st.fail(se, st.decision, "body refused")
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		st.fail(&s3proto.Error{Code: "IncompleteBody", Status: http.StatusBadRequest,
 			Message: "You did not provide the number of bytes specified by the Content-Length HTTP header."}, st.decision, "body incomplete")
@@ -861,6 +894,12 @@ func (s *Server) exchange(st *reqState) {
 	} else {
 		err = s.up.client.Do(&st.upReq, resp)
 	}
+	if errors.Is(err, errEarlyAnswer) && st.bodyErr == nil && resp.StatusCode() >= 300 {
+		// The upstream refused the upload before reading all of it: its
+		// answer is the client's.
+		err = nil
+		st.lingerAfterAnswer()
+	}
 	if err != nil {
 		if st.bodyErr != nil {
 			st.failBody()
@@ -883,7 +922,7 @@ func (s *Server) exchange(st *reqState) {
 		st.failBody()
 		return
 	}
-	st.upRID = append(st.upRID[:0], resp.Header.Peek("x-amz-request-id")...)
+	st.upRID = append(st.upRID[:0], peekFold(&resp.Header, "x-amz-request-id")...)
 
 	if st.req.Op == s3proto.OpListBuckets && !st.cred.isRoot && resp.StatusCode() == http.StatusOK {
 		s.filterListBuckets(st)
@@ -891,8 +930,15 @@ func (s *Server) exchange(st *reqState) {
 	}
 	out := &ctx.Response
 	resp.Header.CopyTo(&out.Header)
-	fixResponseHeader(&out.Header, st.id[:])
+	st.fixResponseHeader()
 	st.status = resp.StatusCode()
+	if st.post.active && st.status == http.StatusOK {
+		s.answerPostObject(st)
+		return
+	}
+	if st.status >= 300 && !ctx.IsHead() && s.rewriteErrorBody(st) {
+		return
+	}
 	var body io.Reader
 	switch {
 	case st.down.active():
@@ -904,22 +950,16 @@ func (s *Server) exchange(st *reqState) {
 	case resp.BodyStream() != nil:
 		body = resp.BodyStream()
 	default:
+		// Read whole already (the answer to an upload).
+		if b := resp.Body(); len(b) > 0 && !ctx.IsHead() {
+			out.SetBodyRaw(b)
+			st.bytesOut += int64(len(b))
+		}
 		return
 	}
 	st.body = responseBody{st: st, r: body, size: int64(resp.Header.ContentLength()), timeout: s.cfg.WriteTimeout}
 	st.refs.Add(1)
 	out.SetBodyStream(&st.body, resp.Header.ContentLength())
-}
-
-// fixResponseHeader makes an upstream response header ours: hop-by-hop
-// fields dropped, our date and request id.
-func fixResponseHeader(h *fasthttp.ResponseHeader, rid []byte) {
-	h.ResetConnectionClose()
-	h.Del("Connection")
-	h.Del("Keep-Alive")
-	h.Del("Date")
-	h.Del("x-amz-request-id")
-	h.SetBytesV("x-amz-request-id", rid)
 }
 
 // filterListBuckets answers ListBuckets for a minted credential with only
@@ -942,7 +982,7 @@ func (s *Server) filterListBuckets(st *reqState) {
 	st.out = filterBucketList(st.out[:0], body, &st.cred.claims)
 	out := &st.ctx.Response
 	resp.Header.CopyTo(&out.Header)
-	fixResponseHeader(&out.Header, st.id[:])
+	st.fixResponseHeader()
 	out.SetBodyRaw(st.out)
 	st.status = resp.StatusCode()
 	st.bytesOut += int64(len(st.out))

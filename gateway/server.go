@@ -54,8 +54,12 @@ type Config struct {
 	// session token alone may take 8 KiB). Larger requests get 431.
 	MaxHeaderBytes int
 	// MaxConns bounds concurrent client connections (10000); the excess is
-	// answered 503.
+	// answered 503 SlowDown.
 	MaxConns int
+	// MaxConnsPerIP bounds the concurrent connections from one client
+	// address, an IPv6 one by its /64 (1024); the excess is answered 503
+	// SlowDown. Behind a proxy every connection comes from the proxy.
+	MaxConnsPerIP int
 	// MaxChunkSize bounds one aws-chunked chunk of a client upload
 	// (16 MiB): the gateway holds a chunk until its signature verifies.
 	MaxChunkSize int
@@ -77,6 +81,7 @@ const (
 	DefaultWriteTimeout      = 60 * time.Second
 	DefaultMaxHeaderBytes    = 32 << 10
 	DefaultMaxConns          = 10000
+	DefaultMaxConnsPerIP     = 1024
 	DefaultMaxChunkSize      = 16 << 20
 	DefaultMaxXMLBody        = 4 << 20
 	DefaultReadyTimeout      = 2 * time.Second
@@ -98,6 +103,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.MaxConns <= 0 {
 		c.MaxConns = DefaultMaxConns
+	}
+	if c.MaxConnsPerIP <= 0 {
+		c.MaxConnsPerIP = DefaultMaxConnsPerIP
 	}
 	if c.MaxChunkSize <= 0 {
 		c.MaxChunkSize = DefaultMaxChunkSize
@@ -157,6 +165,11 @@ type Server struct {
 	ridBase uint64
 	ridSeq  atomic.Uint64
 
+	conns            *connLimiter
+	lingering        atomic.Int32 // refused connections lingering (refuseConn)
+	refusalLogged    atomic.Int64 // unix nanoseconds of the last refusal logged
+	refusalsUnlogged atomic.Int64
+
 	ready readiness
 }
 
@@ -182,6 +195,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		verifier:  sigv4.NewVerifier(cfg.Region, "s3"),
 		up:        up,
 		tokens:    newTokenCache(tokenCacheSize),
+		conns:     newConnLimiter(cfg.MaxConns, cfg.MaxConnsPerIP),
 	}
 	if s.log == nil {
 		s.log = zap.NewNop()
@@ -223,7 +237,10 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		ErrorHandler:  s.parseError,
 		ConnState:     s.connState,
 		Name:          "",
-		Concurrency:   cfg.MaxConns,
+		// The limiter admits connections (limitListener); fasthttp's own
+		// limit, which answers in plain text, stays out of its way while
+		// a closed connection's worker winds down.
+		Concurrency: 2 * cfg.MaxConns,
 		// The read buffer holds the request line and headers, so it is
 		// the header size limit; body bytes stream through it.
 		ReadBufferSize:               cfg.MaxHeaderBytes,
@@ -251,7 +268,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 // Serve accepts connections on ln until Shutdown. It returns nil after a
 // graceful shutdown.
 func (s *Server) Serve(ln net.Listener) error {
-	err := s.srv.Serve(ln)
+	err := s.srv.Serve(limitListener{Listener: ln, s: s})
 	if err != nil && errors.Is(err, net.ErrClosed) {
 		return nil
 	}
@@ -287,12 +304,14 @@ func (s *Server) copyBuffer() *[]byte {
 // Metrics returns the server's collectors.
 func (s *Server) Metrics() *Metrics { return s.metrics }
 
-func (s *Server) connState(_ net.Conn, st fasthttp.ConnState) {
+func (s *Server) connState(c net.Conn, st fasthttp.ConnState) {
 	switch st {
 	case fasthttp.StateNew:
 		s.metrics.openConns.Inc()
 	case fasthttp.StateClosed, fasthttp.StateHijacked:
+		// A hijacked connection only lingers (lingerAfterAnswer).
 		s.metrics.openConns.Dec()
+		s.conns.release(c)
 	}
 }
 

@@ -190,6 +190,7 @@ func newUpstream(cfg UpstreamConfig) (*upstream, error) {
 		DisableHeaderNamesNormalizing: true,
 		DisablePathNormalizing:        true,
 		StreamResponseBody:            true,
+		Transport:                     transport{},
 	}
 	if !up.tls {
 		up.down = newDownloader(addr, cfg.dial, maxConns, connect, response, upstreamMaxIdleConnPeriod)
@@ -343,44 +344,8 @@ func forwardAction(name []byte) headerAction {
 // buildUpstreamRequest sets the upstream request's method, target, host and
 // forwarded headers; the body, payload hash and signature come after.
 func (s *Server) buildUpstreamRequest(st *reqState) {
+	s.setUpstreamTarget(st, st.ctx.Method(), st.query)
 	up := &st.upReq
-	up.Reset()
-	up.Header.DisableNormalizing()
-	up.Header.SetNoDefaultContentType(true)
-	up.UseHostHeader = true
-	up.Header.SetMethodBytes(st.ctx.Method())
-
-	// The target is built from the classified bucket and key, never from
-	// the client's raw path: the upstream acts on exactly what was checked.
-	b := st.target[:0]
-	host := s.up.host
-	if s.up.pathStyle || len(st.req.Bucket) == 0 {
-		b = st.req.AppendPath(b)
-	} else {
-		st.hostBuf = append(append(append(st.hostBuf[:0], st.req.Bucket...), '.'), s.up.host...)
-		host = st.hostBuf
-		b = append(b, '/')
-		b = pct.AppendEncode(b, st.req.Key, true)
-	}
-	pathEnd := len(b)
-	b = append(b, '?')
-	b = s3proto.AppendForwardQuery(b, st.query)
-	if len(b) == pathEnd+1 {
-		b = b[:pathEnd]
-	}
-	st.target = b
-	if len(b) > pathEnd {
-		st.sign.RawQuery = b[pathEnd+1:]
-	} else {
-		st.sign.RawQuery = nil
-	}
-	st.sign.RawPath = b[:pathEnd]
-	up.SetRequestURIBytes(b)
-	up.Header.SetHostBytes(host)
-	if s.up.tls {
-		up.URI().SetScheme("https")
-	}
-
 	for i := range st.hdr.fields {
 		f := &st.hdr.fields[i]
 		switch forwardAction(f.name) {
@@ -398,6 +363,49 @@ func (s *Server) buildUpstreamRequest(st *reqState) {
 		default:
 			up.Header.AddBytesKV(f.name, f.value)
 		}
+	}
+}
+
+// setUpstreamTarget resets the upstream request to method on the
+// classified bucket and key, with the forwardable part of the client's
+// query, and its host.
+func (s *Server) setUpstreamTarget(st *reqState, method, query []byte) {
+	up := &st.upReq
+	up.Reset()
+	up.Header.DisableNormalizing()
+	up.Header.SetNoDefaultContentType(true)
+	up.UseHostHeader = true
+	up.Header.SetMethodBytes(method)
+
+	// The target is built from the classified bucket and key, never from
+	// the client's raw path: the upstream acts on exactly what was checked.
+	b := st.target[:0]
+	host := s.up.host
+	if s.up.pathStyle || len(st.req.Bucket) == 0 {
+		b = st.req.AppendPath(b)
+	} else {
+		st.hostBuf = append(append(append(st.hostBuf[:0], st.req.Bucket...), '.'), s.up.host...)
+		host = st.hostBuf
+		b = append(b, '/')
+		b = pct.AppendEncode(b, st.req.Key, true)
+	}
+	pathEnd := len(b)
+	b = append(b, '?')
+	b = s3proto.AppendForwardQuery(b, query)
+	if len(b) == pathEnd+1 {
+		b = b[:pathEnd]
+	}
+	st.target = b
+	if len(b) > pathEnd {
+		st.sign.RawQuery = b[pathEnd+1:]
+	} else {
+		st.sign.RawQuery = nil
+	}
+	st.sign.RawPath = b[:pathEnd]
+	up.SetRequestURIBytes(b)
+	up.Header.SetHostBytes(host)
+	if s.up.tls {
+		up.URI().SetScheme("https")
 	}
 }
 

@@ -282,6 +282,7 @@ func gatewayConfig(c *config.Config) gateway.Config {
 		IdleTimeout:       c.Gateway.IdleTimeout,
 		MaxHeaderBytes:    int(c.Gateway.MaxHeaderBytes),
 		MaxConns:          c.Gateway.MaxConnections,
+		MaxConnsPerIP:     c.Gateway.MaxConnectionsPerIP,
 		MaxChunkSize:      int(c.Gateway.MaxChunkSize),
 	}
 }

@@ -67,7 +67,11 @@ type Gateway struct {
 	ShutdownTimeout   time.Duration `toml:"shutdown_timeout"` // how long in-flight requests may finish
 	MaxHeaderBytes    ByteSize      `toml:"max_header_bytes"` // request line and headers
 	MaxConnections    int           `toml:"max_connections"`
-	MaxChunkSize      ByteSize      `toml:"max_chunk_size"` // largest aws-chunked chunk accepted
+	// MaxConnectionsPerIP bounds the connections one client address (an
+	// IPv6 one by its /64) may hold open; behind a proxy all of them
+	// come from the proxy's address.
+	MaxConnectionsPerIP int      `toml:"max_connections_per_ip"`
+	MaxChunkSize        ByteSize `toml:"max_chunk_size"` // largest aws-chunked chunk accepted
 }
 
 // Catalog configures the catalog listener and the Iceberg REST catalog on
@@ -209,14 +213,15 @@ func (b ByteSize) String() string {
 func Default() *Config {
 	return &Config{
 		Gateway: Gateway{
-			Listen:            "127.0.0.1:9000",
-			Region:            "us-east-1",
-			HeaderReadTimeout: 10 * time.Second,
-			IdleTimeout:       60 * time.Second,
-			ShutdownTimeout:   30 * time.Second,
-			MaxHeaderBytes:    16 << 10,
-			MaxConnections:    4096,
-			MaxChunkSize:      16 << 20,
+			Listen:              "127.0.0.1:9000",
+			Region:              "us-east-1",
+			HeaderReadTimeout:   10 * time.Second,
+			IdleTimeout:         60 * time.Second,
+			ShutdownTimeout:     30 * time.Second,
+			MaxHeaderBytes:      16 << 10,
+			MaxConnections:      4096,
+			MaxConnectionsPerIP: 1024,
+			MaxChunkSize:        16 << 20,
 		},
 		Catalog: Catalog{
 			Listen:      "127.0.0.1:8181",

@@ -46,6 +46,7 @@ func settings() []setting {
 		{key: "gateway.shutdown_timeout", usage: "time in-flight requests get to finish on shutdown", field: func(c *Config) any { return &c.Gateway.ShutdownTimeout }},
 		{key: "gateway.max_header_bytes", usage: "largest request line and headers", field: func(c *Config) any { return &c.Gateway.MaxHeaderBytes }},
 		{key: "gateway.max_connections", usage: "most concurrent client connections", field: func(c *Config) any { return &c.Gateway.MaxConnections }},
+		{key: "gateway.max_connections_per_ip", usage: "most concurrent connections from one client address (IPv6: one /64)", field: func(c *Config) any { return &c.Gateway.MaxConnectionsPerIP }},
 		{key: "gateway.max_chunk_size", usage: "largest aws-chunked chunk accepted", field: func(c *Config) any { return &c.Gateway.MaxChunkSize }},
 		{key: "catalog.listen", usage: "catalog, health and metrics listen address", field: func(c *Config) any { return &c.Catalog.Listen }},
 		{key: "catalog.dsn", secret: true, alias: EnvPGDSN,

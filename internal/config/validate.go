@@ -61,6 +61,9 @@ func (c *Config) validate(source map[string]string) error {
 	if g.MaxConnections < 1 {
 		bad("gateway.max_connections", "must be at least 1, got %d", g.MaxConnections)
 	}
+	if g.MaxConnectionsPerIP < 1 {
+		bad("gateway.max_connections_per_ip", "must be at least 1, got %d", g.MaxConnectionsPerIP)
+	}
 	if g.MaxChunkSize < 8<<10 || g.MaxChunkSize > 1<<30 {
 		bad("gateway.max_chunk_size", "want 8KiB..1GiB, got %s", g.MaxChunkSize)
 	}

@@ -376,8 +376,11 @@ func decideOp(method []byte, hasBucket, hasKey bool, subs uint32) Op {
 				return OpBucketAdmin
 			}
 		case "POST":
-			if subs == subDelete {
+			switch subs {
+			case subDelete:
 				return OpDeleteObjects
+			case 0:
+				return OpPostObject
 			}
 		}
 	default:

@@ -81,7 +81,7 @@ var classifyCases = []classifyCase{
 	{name: "GetBucketPolicyStatus", method: "GET", path: "/lake", query: "policyStatus", op: OpBucketAdmin, bucket: "lake"},
 	{name: "CreateSession", method: "GET", path: "/lake", query: "session", op: OpUnknown, bucket: "lake"},
 	{name: "bucket unknown param", method: "GET", path: "/lake", query: "foo=bar", op: OpUnknown, bucket: "lake"},
-	{name: "bucket POST form upload", method: "POST", path: "/lake", op: OpUnknown, bucket: "lake"},
+	{name: "bucket POST form upload", method: "POST", path: "/lake", op: OpPostObject, bucket: "lake"},
 	{name: "bucket conflicting subresources", method: "GET", path: "/lake", query: "list-type=2&versions", op: OpUnknown, bucket: "lake"},
 	{name: "HeadBucket with subresource", method: "HEAD", path: "/lake", query: "location", op: OpUnknown, bucket: "lake"},
 	{name: "minio metadata listing", method: "GET", path: "/lake/", query: "list-type=2&metadata=true&prefix=d%2F", op: OpUnknown, bucket: "lake"},

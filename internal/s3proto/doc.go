@@ -4,8 +4,10 @@
 // key a request touches, decoded exactly once, with the key shapes no
 // backend should see refused), the operations (Op) with the grant access
 // each needs, the upstream forms of a classified request (AppendPath,
-// AppendCopySource, AppendForwardQuery), DeleteObjects body parsing, and
-// S3 XML errors (Error, its constructors, AppendXML, FromSigV4).
+// AppendCopySource, AppendForwardQuery), DeleteObjects body parsing, S3 XML
+// errors (Error, its constructors, AppendXML, FromSigV4, ReplaceRequestID
+// for a backend's), and browser-form uploads (ParsePostFormHead,
+// ParsePostPolicy and its Check, PostFormKey, ClassifyPostField).
 //
 // It reads bytes and a sigv4.HeaderReader, never an HTTP framework's types,
 // and its hot paths (Classify, AppendPath, AppendXML) allocate nothing

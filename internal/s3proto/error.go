@@ -1,6 +1,7 @@
 package s3proto
 
 import (
+	"bytes"
 	"errors"
 	"net/http"
 	"unicode/utf8"
@@ -204,4 +205,180 @@ func appendEscaped[T string | []byte](dst []byte, s T) []byte {
 		i += size
 	}
 	return dst
+}
+
+// ReplaceRequestID appends doc, an S3 error document from a backend, to dst
+// with the text of its <RequestId> (a child of the root <Error>; every one,
+// should there be several) replaced by requestID, the id the client sees in
+// the x-amz-request-id header. ok is false, and dst is returned unchanged,
+// when doc is not such a document: no root <Error>, no <RequestId> child
+// holding plain text, or markup this scan does not follow. The caller then
+// passes doc on as it is. Every other byte of a document that matches
+// passes through unchanged.
+func ReplaceRequestID(dst, doc, requestID []byte) (_ []byte, ok bool) {
+	var spans [maxRequestIDs]span
+	n, ok := requestIDTexts(doc, &spans)
+	if !ok {
+		return dst, false
+	}
+	prev := 0
+	for _, sp := range spans[:n] {
+		dst = append(dst, doc[prev:sp.start]...)
+		dst = appendEscaped(dst, requestID)
+		prev = sp.end
+	}
+	return append(dst, doc[prev:]...), true
+}
+
+// maxRequestIDs bounds the RequestId elements ReplaceRequestID replaces;
+// a document with more is not one it rewrites.
+const maxRequestIDs = 4
+
+// requestIDTexts finds the text of every RequestId element directly inside
+// the root Error element of doc, in order, and checks that the root element
+// ends. Any markup it does not know (a DOCTYPE, CDATA, an element inside
+// RequestId) ends the search unsuccessfully rather than risk replacing the
+// wrong bytes or missing an id.
+func requestIDTexts(doc []byte, spans *[maxRequestIDs]span) (n int, ok bool) {
+	i := skipProlog(doc)
+	if i < 0 {
+		return 0, false
+	}
+	name, next, selfClosing, ok := startTag(doc, i)
+	if !ok || selfClosing || string(name) != "Error" {
+		return 0, false
+	}
+	depth := 1
+	for i = next; i < len(doc); {
+		lt := bytes.IndexByte(doc[i:], '<')
+		if lt < 0 {
+			return 0, false
+		}
+		i += lt
+		rest := doc[i:]
+		switch {
+		case bytes.HasPrefix(rest, []byte("<!--")):
+			j := bytes.Index(rest[4:], []byte("-->"))
+			if j < 0 {
+				return 0, false
+			}
+			i += 4 + j + 3
+		case bytes.HasPrefix(rest, []byte("<?")):
+			j := bytes.Index(rest[2:], []byte("?>"))
+			if j < 0 {
+				return 0, false
+			}
+			i += 2 + j + 2
+		case bytes.HasPrefix(rest, []byte("</")):
+			j := bytes.IndexByte(rest, '>')
+			if j < 0 {
+				return 0, false
+			}
+			if depth--; depth == 0 {
+				return n, n > 0
+			}
+			i += j + 1
+		case bytes.HasPrefix(rest, []byte("<!")):
+			// CDATA or a declaration: not what an S3 error document holds.
+			return 0, false
+		default:
+			name, next, selfClosing, ok := startTag(doc, i)
+			if !ok {
+				return 0, false
+			}
+			i = next
+			if selfClosing {
+				continue
+			}
+			if depth > 1 || string(name) != "RequestId" {
+				depth++
+				continue
+			}
+			j := bytes.IndexByte(doc[next:], '<')
+			const closeTag = "</RequestId>"
+			if j < 0 || !bytes.HasPrefix(doc[next+j:], []byte(closeTag)) || n == maxRequestIDs {
+				return 0, false
+			}
+			spans[n] = span{next, next + j}
+			n++
+			i = next + j + len(closeTag)
+		}
+	}
+	return 0, false
+}
+
+// skipProlog returns the offset of the root element's '<': after an
+// optional byte order mark, XML declaration, comments, processing
+// instructions and white space; -1 when doc starts otherwise.
+func skipProlog(doc []byte) int {
+	i := 0
+	if bytes.HasPrefix(doc, []byte("\xef\xbb\xbf")) {
+		i = 3
+	}
+	for i < len(doc) {
+		switch c := doc[i]; {
+		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
+			i++
+		case bytes.HasPrefix(doc[i:], []byte("<?")):
+			j := bytes.Index(doc[i+2:], []byte("?>"))
+			if j < 0 {
+				return -1
+			}
+			i += 2 + j + 2
+		case bytes.HasPrefix(doc[i:], []byte("<!--")):
+			j := bytes.Index(doc[i+4:], []byte("-->"))
+			if j < 0 {
+				return -1
+			}
+			i += 4 + j + 3
+		case c == '<':
+			return i
+		default:
+			return -1
+		}
+	}
+	return -1
+}
+
+// startTag reads the start tag at doc[i] ('<'): its name, the offset after
+// its '>', and whether it closes itself ("<a/>"). Attribute values are
+// skipped as quoted strings, so a '>' inside one does not end the tag.
+func startTag(doc []byte, i int) (name []byte, next int, selfClosing, ok bool) {
+	j := i + 1
+	for j < len(doc) && isNameByte(doc[j]) {
+		j++
+	}
+	if j == i+1 {
+		return nil, 0, false, false
+	}
+	name = doc[i+1 : j]
+	for j < len(doc) {
+		switch c := doc[j]; c {
+		case '"', '\'':
+			k := bytes.IndexByte(doc[j+1:], c)
+			if k < 0 {
+				return nil, 0, false, false
+			}
+			j += 1 + k + 1
+		case '/':
+			if j+1 < len(doc) && doc[j+1] == '>' {
+				return name, j + 2, true, true
+			}
+			return nil, 0, false, false
+		case '>':
+			return name, j + 1, false, true
+		case '<':
+			return nil, 0, false, false
+		default:
+			j++
+		}
+	}
+	return nil, 0, false, false
+}
+
+// isNameByte reports whether c may appear in an XML name as this scan reads
+// one: ASCII letters, digits, '_', '-', '.', ':' and any non-ASCII byte.
+func isNameByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+		c == '_' || c == '-' || c == '.' || c == ':' || c >= 0x80
 }

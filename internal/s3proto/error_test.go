@@ -162,3 +162,53 @@ func TestFromSigV4(t *testing.T) {
 		}
 	}
 }
+
+func TestReplaceRequestID(t *testing.T) {
+	const rid = "0123456789abcdef"
+	cases := []struct {
+		name, doc, want string // want "" = not replaced
+	}{
+		{"versitygw", `<?xml version="1.0" encoding="UTF-8"?>` + "\n" +
+			`<Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message><Key>a/b</Key><RequestId>4B0A5U3OLKPUPLGS</RequestId><HostId>ag6q</HostId></Error>`,
+			`<?xml version="1.0" encoding="UTF-8"?>` + "\n" +
+				`<Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message><Key>a/b</Key><RequestId>` + rid + `</RequestId><HostId>ag6q</HostId></Error>`},
+		{"no declaration, namespace, white space", "\xef\xbb\xbf <Error xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">\n  <Code>X</Code>\n  <RequestId>old</RequestId>\n</Error>\n",
+			"\xef\xbb\xbf <Error xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">\n  <Code>X</Code>\n  <RequestId>" + rid + "</RequestId>\n</Error>\n"},
+		{"empty id", `<Error><RequestId></RequestId></Error>`, `<Error><RequestId>` + rid + `</RequestId></Error>`},
+		{"comment and attribute with '>'", `<!-- c --><Error a="x>y"><!-- <RequestId>no</RequestId> --><Code/><RequestId>old</RequestId></Error>`,
+			`<!-- c --><Error a="x>y"><!-- <RequestId>no</RequestId> --><Code/><RequestId>` + rid + `</RequestId></Error>`},
+		{"nested RequestId is not the error's", `<Error><Details><RequestId>inner</RequestId></Details><RequestId>outer</RequestId></Error>`,
+			`<Error><Details><RequestId>inner</RequestId></Details><RequestId>` + rid + `</RequestId></Error>`},
+		{"two ids", `<Error><RequestId>a</RequestId><HostId>h</HostId><RequestId>b</RequestId></Error>`,
+			`<Error><RequestId>` + rid + `</RequestId><HostId>h</HostId><RequestId>` + rid + `</RequestId></Error>`},
+		{"no RequestId", `<Error><Code>X</Code></Error>`, ""},
+		{"root never ends", `<Error><RequestId>a</RequestId>`, ""},
+		{"only nested", `<Error><Details><RequestId>inner</RequestId></Details></Error>`, ""},
+		{"other root", `<ListBucketResult><RequestId>x</RequestId></ListBucketResult>`, ""},
+		{"CDATA", `<Error><RequestId><![CDATA[x]]></RequestId></Error>`, ""},
+		{"element inside", `<Error><RequestId>a<b/>c</RequestId></Error>`, ""},
+		{"DOCTYPE", `<!DOCTYPE Error><Error><RequestId>x</RequestId></Error>`, ""},
+		{"not XML", `Service Unavailable`, ""},
+		{"truncated", `<Error><RequestId>x`, ""},
+		{"empty", ``, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := ReplaceRequestID([]byte("prefix:"), []byte(tc.doc), []byte(rid))
+			if tc.want == "" {
+				if ok || string(got) != "prefix:" {
+					t.Fatalf("replaced: %q", got)
+				}
+				return
+			}
+			if !ok || string(got) != "prefix:"+tc.want {
+				t.Fatalf("got %v %q\nwant %q", ok, got, "prefix:"+tc.want)
+			}
+		})
+	}
+	doc := []byte(`<Error><Code>X</Code><RequestId>old</RequestId></Error>`)
+	buf := make([]byte, 0, 256)
+	if n := testing.AllocsPerRun(100, func() { buf, _ = ReplaceRequestID(buf[:0], doc, []byte(rid)) }); n != 0 {
+		t.Errorf("%v allocations", n)
+	}
+}

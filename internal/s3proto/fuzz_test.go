@@ -134,3 +134,52 @@ func FuzzParseDeleteObjects(f *testing.F) {
 		}
 	})
 }
+
+// refErrorID is how an S3 client reads an error document's request id.
+type refErrorID struct {
+	XMLName   xml.Name `xml:"Error"`
+	RequestID string   `xml:"RequestId"`
+}
+
+func FuzzReplaceRequestID(f *testing.F) {
+	f.Add([]byte(`<?xml version="1.0" encoding="UTF-8"?>` + "\n" + `<Error><Code>NoSuchKey</Code><RequestId>4B0A5U3OLKPUPLGS</RequestId><HostId>x</HostId></Error>`))
+	f.Add([]byte(`<Error xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Details><RequestId>a</RequestId></Details><RequestId>b</RequestId></Error>`))
+	f.Add([]byte(`<!-- x --><Error a='>'><!-- <RequestId> --><RequestId/><RequestId>c</RequestId></Error>`))
+	f.Add([]byte(`<Error><RequestId><![CDATA[x]]></RequestId></Error>`))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		const rid = "0123456789abcdef"
+		out, ok := ReplaceRequestID(nil, doc, []byte(rid))
+		if !ok {
+			if out != nil {
+				t.Fatalf("not replaced, but %q appended", out)
+			}
+			return
+		}
+		// The spans of doc replaced by the id are the texts of RequestId
+		// elements.
+		var spans [maxRequestIDs]span
+		n, _ := requestIDTexts(doc, &spans)
+		var want []byte
+		prev := 0
+		for _, sp := range spans[:n] {
+			if !bytes.HasSuffix(doc[:sp.start], []byte(">")) || !bytes.HasPrefix(doc[sp.end:], []byte("</RequestId>")) {
+				t.Fatalf("replaced %q, not the text of a RequestId element", doc[sp.start:sp.end])
+			}
+			want = append(append(want, doc[prev:sp.start]...), rid...)
+			prev = sp.end
+		}
+		if want = append(want, doc[prev:]...); !bytes.Equal(out, want) {
+			t.Fatalf("output %q is not the document with its ids replaced (%q)", out, want)
+		}
+		// Where encoding/xml reads the input as an error document, it reads
+		// the replaced id from the output.
+		var in refErrorID
+		if err := xml.Unmarshal(doc, &in); err != nil {
+			return
+		}
+		var got refErrorID
+		if err := xml.Unmarshal(out, &got); err != nil || got.RequestID != rid {
+			t.Fatalf("clients read RequestId %q (%v) from %q", got.RequestID, err, out)
+		}
+	})
+}

@@ -39,6 +39,13 @@ const (
 	// OpBucketAdmin is any other bucket sub-resource (policy, acl, cors,
 	// lifecycle, versioning, tagging, encryption, …): root only.
 	OpBucketAdmin
+	// OpPostObject is a browser-form upload, a POST to the bucket with no
+	// sub-resource. Its credential, policy and key are in the body
+	// (ParsePostFormHead); the gateway admits it as the PutObject of that
+	// key. As an op of its own it is admitted to no one (root-only), so a
+	// caller that cannot read the form, such as the remote signer, refuses
+	// it.
+	OpPostObject
 
 	// NumOps is the number of ops, the length of tables indexed by Op.
 	NumOps
@@ -85,6 +92,7 @@ var opInfo = [NumOps]struct {
 	OpCreateBucket: {name: "CreateBucket", rootOnly: true},
 	OpDeleteBucket: {name: "DeleteBucket", rootOnly: true},
 	OpBucketAdmin:  {name: "BucketAdmin", rootOnly: true},
+	OpPostObject:   {name: "PostObject", rootOnly: true},
 }
 
 // String returns the S3 operation name, e.g. "GetObject"; it is safe as a
