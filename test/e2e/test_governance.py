@@ -1,0 +1,306 @@
+"""Governance end to end, through a `duckicelake serve` of the stack's fleet
+with OAuth clients for an administrator, bob, alice and ann, and real
+clients: the seeds' example (README "One policy set, per-principal
+results") authored over REST with the seeds' curl bodies, then read by
+PyIceberg, DuckDB's iceberg extension and boto3 through the gateway.
+
+Tables live in namespace gov_analytics so nothing here governs another
+suite's tables; the module removes what it authored when it ends.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+import urllib.parse
+
+import boto3
+import botocore.config
+import botocore.exceptions
+import pytest
+
+import duckdb_ext
+from lakestack import Lake, RestClient
+
+NS = "gov_analytics"
+SECRETS = {who: secrets.token_hex(12) for who in ("admin", "bob", "alice", "ann")}
+
+CUSTOMERS = [
+    (1, "alice@example.com", "EU", 2400),
+    (2, "bob@personal.io", "US", 1800),
+    (3, "carol@work.net", "EU", 900),
+    (4, "dave@example.com", "US", 3100),
+]
+
+
+@pytest.fixture(scope="module")
+def gov(lake: Lake):
+    """A serve process whose OAuth clients are the seeds' cast, and the
+    sample tables in gov_analytics (Parquet files, written by DuckDB through
+    the gateway)."""
+    clients = ",".join([
+        f"admin:{SECRETS['admin']}|*",
+        f"bob:{SECRETS['bob']}|ns:{NS}:r",
+        f"alice:{SECRETS['alice']}|ns:{NS}:r",
+        f"ann:{SECRETS['ann']}|ns:{NS}:r",
+    ])
+    # The masked copies are written by serve's embedded DuckDB, with the
+    # venv's extensions.
+    s = lake.start_serve({"DUCKICELAKE_OAUTH_CLIENTS": clients,
+                          "DUCKICELAKE_DUCKDB_EXTENSION_DIRECTORY": duckdb_ext.extension_directory()})
+    prefix = urllib.parse.urlparse(lake.data_path).path.lstrip("/")
+    con = lake.duckdb(lake.mint(f"{lake.bucket}:{prefix}:rw", principal="gov-writer"))
+    con.execute(f"CREATE SCHEMA IF NOT EXISTS l.{NS}")
+    con.execute(f"CREATE OR REPLACE TABLE l.{NS}.customers (id BIGINT, email VARCHAR, country VARCHAR, mrr INTEGER)")
+    con.execute(f"INSERT INTO l.{NS}.customers VALUES " + ",".join(f"({i}, '{e}', '{c}', {m})" for i, e, c, m in CUSTOMERS))
+    con.execute(f"CREATE OR REPLACE TABLE l.{NS}.orders (id BIGINT, customer_id BIGINT, amount DOUBLE)")
+    con.execute(f"INSERT INTO l.{NS}.orders VALUES (1, 1, 120.0), (2, 2, 80.5), (3, 3, 42.0)")
+    # Parquet files, not inlined rows: the byte-level checks read them.
+    con.execute("CALL ducklake_flush_inlined_data('l')")
+    con.close()
+    g = Gov(lake, s)
+    yield g
+    g.cleanup()
+    s.stop()
+
+
+class Gov:
+    def __init__(self, lake: Lake, serve):
+        self.lake, self.serve = lake, serve
+        self.clients = {who: RestClient(serve.catalog_url, self.token(who)) for who in SECRETS}
+        self.authored: list[tuple[str, str, dict | None]] = []
+
+    def token(self, who: str) -> str:
+        c = RestClient(self.serve.catalog_url)
+        status, body = c.request("POST", "/v1/oauth/tokens",
+                                 urllib.parse.urlencode({"grant_type": "client_credentials", "client_id": who,
+                                                         "client_secret": SECRETS[who]}),
+                                 {"Content-Type": "application/x-www-form-urlencoded"})
+        assert status == 200, body
+        return json.loads(body)["access_token"]
+
+    def call(self, who: str, method: str, path: str, body=None, headers=None):
+        data = json.dumps(body) if body is not None else None
+        h = {"Content-Type": "application/json", **(headers or {})}
+        status, out = self.clients[who].request(method, path, data, h)
+        try:
+            return status, json.loads(out) if out else None
+        except json.JSONDecodeError:
+            return status, out
+
+    def gov(self, method: str, what: str, body=None, who: str = "admin"):
+        return self.call(who, method, "/v1/lake/governance/" + what, body)
+
+    def author(self, what: str, body: dict):
+        status, out = self.gov("POST", what, body)
+        assert status == 200, (what, body, out)
+        self.authored.append((what, body))
+
+    def load(self, who: str, table: str, vend: bool = False):
+        h = {"X-Iceberg-Access-Delegation": "vended-credentials"} if vend else {}
+        return self.call(who, "GET", f"/v1/lake/namespaces/{NS}/tables/{table}", headers=h)
+
+    def pyiceberg(self, who: str):
+        from pyiceberg.catalog.rest import RestCatalog
+        uri = self.serve.catalog_url
+        return RestCatalog("lake", uri=uri, credential=f"{who}:{SECRETS[who]}", warehouse="lake",
+                           **{"oauth2-server-uri": uri + "/v1/oauth/tokens",
+                              "header.X-Iceberg-Access-Delegation": "vended-credentials"})
+
+    def s3(self, creds: dict):
+        return boto3.client("s3", endpoint_url=self.serve.gateway, region_name="us-east-1",
+                            aws_access_key_id=creds["s3.access-key-id"], aws_secret_access_key=creds["s3.secret-access-key"],
+                            aws_session_token=creds["s3.session-token"],
+                            config=botocore.config.Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1}))
+
+    def cleanup(self):
+        # Undo associations first (references block deletes), then objects.
+        order = {"policy-attachments": 0, "object-tags": 1, "role-grants": 2, "object-grants": 3,
+                 "masking-policies": 4, "row-access-policies": 5, "tags": 6, "roles": 7}
+        for what, body in sorted(reversed(self.authored), key=lambda x: order[x[0]]):
+            if what in ("policy-attachments", "object-tags", "role-grants", "object-grants"):
+                self.gov("DELETE", what, body)
+            elif what == "tags":
+                self.gov("DELETE", f"tags/{body['namespace']}/{body['name']}")
+            else:
+                self.gov("DELETE", f"{what}/{body['name']}")
+
+
+def emails(arrow) -> list:
+    return sorted(arrow.column("email").to_pylist())
+
+
+def seeds_example(g: Gov, file_layer: bool):
+    """The seeds' README curl calls, with the table in gov_analytics."""
+    g.author("tags", {"namespace": "pii", "name": "email"})
+    g.author("object-tags", {"object-kind": "column", "schema": NS, "object": "customers", "column": "email",
+                             "tag-namespace": "pii", "tag-name": "email"})
+    g.author("masking-policies", {"name": "mask_email", "signature": "(val VARCHAR)", "body": "left(val, 2) || '***'",
+                                  "unmasked-roles": ["pii_reader"], "file-layer-masking": file_layer})
+    g.author("policy-attachments", {"policy-kind": "masking", "policy-name": "mask_email", "target-kind": "tag",
+                                    "tag-namespace": "pii", "tag-name": "email"})
+    g.author("roles", {"name": "pii_reader"})
+    g.author("role-grants", {"role": "pii_reader", "principal": "alice"})
+
+
+def test_seeds_example_cooperative_then_airtight(gov: Gov):
+    g = gov
+    seeds_example(g, file_layer=False)
+
+    # effective-policies: bob masked, alice bypasses; each may ask about itself.
+    st, bob = g.gov("GET", f"effective-policies?table={NS}.customers&principal=bob")
+    assert st == 200 and [m["column"] for m in bob["plan"]["masked-columns"]] == ["email"], bob
+    assert "left" in bob["plan"]["view-sql"] and bob["plan"]["tier"] == "cooperative"
+    st, alice = g.gov("GET", f"effective-policies?table={NS}.customers", who="alice")
+    assert st == 200 and alice["plan"]["masked-columns"] == [] and alice["derived"]["masking-policies"][0]["bypassed"]
+    st, _ = g.gov("GET", f"effective-policies?table={NS}.customers&principal=alice", who="bob")
+    assert st == 403
+
+    # LoadTable stamps bob's metadata and read-restrictions, not alice's.
+    st, lb = g.load("bob", "customers")
+    assert st == 200, lb
+    props = lb["metadata"]["properties"]
+    assert props.get("duckicelake.mask.email", "").startswith("CAST((left(")
+    assert lb["read-restrictions"]["required-column-projections"][0]["action"] == "replace-with-null"
+    email_doc = [f for f in lb["metadata"]["schemas"][-1]["fields"] if f["name"] == "email"][0].get("doc", "")
+    assert "masked by mask_email" in email_doc
+    st, la = g.load("alice", "customers")
+    assert st == 200 and "duckicelake.mask.email" not in la["metadata"].get("properties", {}) and "read-restrictions" not in la
+
+    # The cooperative tier's boundary: PyIceberg does not apply read
+    # restrictions, so bob reads raw bytes here (documented).
+    assert emails(g.pyiceberg("bob").load_table(f"{NS}.customers").scan().to_arrow()) == sorted(c[1] for c in CUSTOMERS)
+
+    # Airtight: the same mask enforced on the bytes.
+    g.author("masking-policies", {"name": "mask_email", "signature": "(val VARCHAR)", "body": "left(val, 2) || '***'",
+                                  "unmasked-roles": ["pii_reader"], "file-layer-masking": True})
+    st, lb = g.load("bob", "customers", vend=True)
+    assert st == 200, lb
+    assert "/__masked__/" in lb["metadata-location"]
+    assert json.dumps(lb["metadata"]).find("@") < 0, "a raw value in bob's metadata"
+    prefixes = [c["prefix"] for c in lb["storage-credentials"]]
+    assert len(prefixes) == 1 and "/__masked__/" in prefixes[0]
+
+    # PyIceberg, through the gateway with the vended credential: masked
+    # values for bob, cleartext for alice.
+    assert emails(g.pyiceberg("bob").load_table(f"{NS}.customers").scan().to_arrow()) == sorted(c[1][:2] + "***" for c in CUSTOMERS)
+    assert emails(g.pyiceberg("alice").load_table(f"{NS}.customers").scan().to_arrow()) == sorted(c[1] for c in CUSTOMERS)
+
+    # DuckDB's iceberg extension, with the credentials the catalog vends.
+    con = duckdb_ext.connect()
+    con.execute("CREATE SECRET bob (TYPE ICEBERG, CLIENT_ID 'bob', CLIENT_SECRET ?, OAUTH2_SERVER_URI ?)",
+                [SECRETS["bob"], g.serve.catalog_url + "/v1/oauth/tokens"])
+    con.execute(f"ATTACH 'lake' AS ice (TYPE iceberg, ENDPOINT '{g.serve.catalog_url}', SECRET bob, ACCESS_DELEGATION_MODE 'vended_credentials')")
+    got = sorted(r[0] for r in con.execute(f"SELECT email FROM ice.{NS}.customers").fetchall())
+    assert got == sorted(c[1][:2] + "***" for c in CUSTOMERS)
+    con.close()
+
+    # Raw S3 with bob's vended credential: the masked copy reads, the base
+    # Parquet is refused, and time travel has no masked copy.
+    creds = lb["storage-credentials"][0]["config"]
+    s3 = g.s3(creds)
+    loc = urllib.parse.urlparse(prefixes[0])
+    listed = s3.list_objects_v2(Bucket=loc.netloc, Prefix=loc.path.lstrip("/"))
+    keys = [o["Key"] for o in listed.get("Contents", [])]
+    assert any(k.endswith(".parquet") for k in keys)
+    body = s3.get_object(Bucket=loc.netloc, Key=[k for k in keys if k.endswith(".parquet")][0])["Body"].read()
+    assert b"@example.com" not in body and b"@work.net" not in body
+    st, la = g.load("alice", "customers", vend=True)
+    alice_creds = la["storage-credentials"][0]["config"]
+    alice_prefix = urllib.parse.urlparse(la["storage-credentials"][0]["prefix"])
+    base_keys = [o["Key"] for o in g.s3(alice_creds).list_objects_v2(Bucket=alice_prefix.netloc,
+                                                                        Prefix=alice_prefix.path.lstrip("/")).get("Contents", [])
+                 if o["Key"].endswith(".parquet") and "/metadata/" not in o["Key"]]
+    assert base_keys, "alice's listing of the base table"
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        s3.get_object(Bucket=alice_prefix.netloc, Key=base_keys[0])
+    assert e.value.response["Error"]["Code"] == "AccessDenied"
+    snap = lb["metadata"]["current-snapshot-id"]
+    st, out = g.call("bob", "GET", f"/v1/lake/namespaces/{NS}/tables/customers?snapshot-id={snap - 1}")
+    assert st in (501, 404), out
+
+    # A namespace-wide credential minted for bob cannot read the base file
+    # either: the gateway decides by the table, not by the credential.
+    prefix = urllib.parse.urlparse(g.lake.data_path).path.lstrip("/")
+    wide = g.lake.mint(f"{g.lake.bucket}:{prefix}{NS}/:r", principal="bob")
+    s3w = g.s3({"s3.access-key-id": wide.key, "s3.secret-access-key": wide.secret, "s3.session-token": wide.token})
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        s3w.get_object(Bucket=alice_prefix.netloc, Key=base_keys[0])
+    assert e.value.response["Error"]["Code"] == "AccessDenied"
+    # …nor list the base table, nor copy from it.
+    with pytest.raises(botocore.exceptions.ClientError):
+        s3w.list_objects_v2(Bucket=alice_prefix.netloc, Prefix=f"{prefix}{NS}/customers/")
+
+
+def test_allowlist_hidden_everywhere(gov: Gov):
+    g = gov
+    g.author("roles", {"name": "gov_analysts"})
+    g.author("role-grants", {"role": "gov_analysts", "principal": "ann"})
+    g.author("object-grants", {"object-kind": "table", "schema": NS, "object": "orders", "privilege": "select", "role": "gov_analysts"})
+
+    st, listing = g.call("bob", "GET", f"/v1/lake/namespaces/{NS}/tables")
+    assert st == 200 and "orders" not in [i["name"] for i in listing["identifiers"]], listing
+    st, listing = g.call("ann", "GET", f"/v1/lake/namespaces/{NS}/tables")
+    assert "orders" in [i["name"] for i in listing["identifiers"]]
+
+    # bob: exactly what a missing table answers.
+    st_hidden, hidden = g.load("bob", "orders")
+    st_missing, missing = g.load("bob", "no_such_table")
+    assert st_hidden == st_missing == 404
+    assert hidden["error"]["type"] == missing["error"]["type"] == "NoSuchTableException"
+    assert hidden["error"]["message"].replace("orders", "X") == missing["error"]["message"].replace("no_such_table", "X")
+    for sub in ("credentials",):
+        st, _ = g.call("bob", "GET", f"/v1/lake/namespaces/{NS}/tables/orders/{sub}")
+        assert st == 404
+    st, _ = g.call("bob", "HEAD", f"/v1/lake/namespaces/{NS}/tables/orders")
+    assert st == 404
+    st, lo = g.load("ann", "orders", vend=True)
+    assert st == 200
+
+    # The gateway: a namespace-wide credential for bob gets no byte of
+    # orders; ann's gets them.
+    prefix = urllib.parse.urlparse(g.lake.data_path).path.lstrip("/")
+    creds = lo["storage-credentials"][0]["config"]
+    okeys = [o["Key"] for o in g.s3(creds).list_objects_v2(Bucket=g.lake.bucket, Prefix=f"{prefix}{NS}/orders/").get("Contents", [])]
+    pq = [k for k in okeys if k.endswith(".parquet") and "/metadata/" not in k][0]
+    for who, allowed in (("bob", False), ("ann", True)):
+        w = g.lake.mint(f"{g.lake.bucket}:{prefix}{NS}/:r", principal=who)
+        s3 = g.s3({"s3.access-key-id": w.key, "s3.secret-access-key": w.secret, "s3.session-token": w.token})
+        if allowed:
+            s3.get_object(Bucket=g.lake.bucket, Key=pq)
+            continue
+        for call in (lambda: s3.get_object(Bucket=g.lake.bucket, Key=pq),
+                     lambda: s3.head_object(Bucket=g.lake.bucket, Key=pq),
+                     lambda: s3.list_objects_v2(Bucket=g.lake.bucket, Prefix=f"{prefix}{NS}/")):
+            with pytest.raises(botocore.exceptions.ClientError) as e:
+                call()
+            assert e.value.response["Error"]["Code"] in ("AccessDenied", "403"), e.value.response
+
+    # Every decision is on the record: bob's refused gateway reads reach
+    # the Postgres audit trail (batched), and bob sees only his own.
+    deadline = time.monotonic() + 10
+    while True:
+        st, audit = g.gov("GET", f"audit?principal=bob&decision=deny", who="admin")
+        assert st == 200
+        if any(r["source"] == "s3" for r in audit["records"]):
+            break
+        assert time.monotonic() < deadline, audit
+        time.sleep(0.2)
+    st, own = g.gov("GET", "audit", who="bob")
+    assert st == 200 and all(r["principal"] == "bob" for r in own["records"])
+    st, _ = g.gov("GET", "audit?principal=ann", who="bob")
+    assert st == 403
+
+
+def test_authoring_refusals(gov: Gov):
+    g = gov
+    # DuckDB's own message for a body that does not type.
+    st, out = g.gov("POST", "masking-policies", {"name": "bad", "signature": "(val VARCHAR)", "body": "val + 1"})
+    assert st == 400 and "No function matches" in out["error"]["message"]
+    # Without a governance scope, nothing is authored.
+    st, _ = g.gov("POST", "tags", {"namespace": "x", "name": "y"}, who="bob")
+    assert st == 403
+    # An injection-shaped body is refused before it reaches anything.
+    st, out = g.gov("POST", "row-access-policies", {"name": "inj", "body": "1=1); DROP TABLE x; --"})
+    assert st == 400
