@@ -21,7 +21,7 @@
 #   DUCKICELAKE_TEST_S3_ROOT        the backend's posix directory (bucket = top dir)
 #   DUCKICELAKE_TEST_BUCKET         lake
 #   DUCKICELAKE_TEST_PG_DSN         postgres://… of the stack's private cluster; tests create
-#                                   their own databases in it (catalog/ducklake/pgtest)
+#                                   their own databases in it (internal/testsupport/pgtest)
 #   DUCKICELAKE_TEST_CATALOG_URL    http://127.0.0.1:PORT, the running Iceberg REST catalog
 #                                   (base URL, without /v1; warehouse "lake")
 #   DUCKICELAKE_TEST_CATALOG_CREDENTIAL   its OAuth2 client "dev:<secret>" (every scope)

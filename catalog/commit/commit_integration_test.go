@@ -14,9 +14,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
-	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
 	"github.com/duckicelake/duckicelake/catalog/iceberg"
 	"github.com/duckicelake/duckicelake/catalog/materialize"
+	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
 // lake is a DuckLake catalog on a fresh Postgres database with schema

@@ -14,7 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
+	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
 // duckSQL runs statements with DuckDB 1.5 attached to the DuckLake catalog

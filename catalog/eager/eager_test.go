@@ -22,9 +22,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
-	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
 	"github.com/duckicelake/duckicelake/catalog/eager"
 	"github.com/duckicelake/duckicelake/internal/pgnotify"
+	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
 // call is one Handler invocation.

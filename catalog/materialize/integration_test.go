@@ -23,9 +23,9 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
-	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
 	"github.com/duckicelake/duckicelake/catalog/iceberg"
 	"github.com/duckicelake/duckicelake/catalog/materialize"
+	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
 func repoRoot(t *testing.T) string {

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
-	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
 	"github.com/duckicelake/duckicelake/catalog/materialize"
+	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
 // TestMaterializerResolves runs the DuckDB scenario (then DuckDB's flush,

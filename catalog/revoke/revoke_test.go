@@ -14,10 +14,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
-	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
 	"github.com/duckicelake/duckicelake/catalog/revoke"
 	"github.com/duckicelake/duckicelake/internal/creds"
 	"github.com/duckicelake/duckicelake/internal/pgnotify"
+	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
 // catalogDB makes a database with an initialised catalog in schema and

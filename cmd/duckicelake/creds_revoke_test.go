@@ -16,7 +16,7 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
+	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
 // runCredsAt runs `duckicelake creds` with the clock at now.

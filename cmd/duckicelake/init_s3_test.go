@@ -9,8 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
 	"github.com/duckicelake/duckicelake/internal/config"
+	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
 // TestInitBucket: with the upstream configured, init creates a missing

@@ -10,7 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
+	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
 // TestInitReadsConfig: init takes catalog.dsn, catalog.data_path and

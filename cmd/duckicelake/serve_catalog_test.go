@@ -16,7 +16,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
-	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
+	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
 const testTokenKey = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"

@@ -20,8 +20,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
 	"github.com/duckicelake/duckicelake/catalog/materialize"
+	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
 // repoFile is a path relative to the repository root (this package is two

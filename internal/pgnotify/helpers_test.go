@@ -13,8 +13,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
 	"github.com/duckicelake/duckicelake/internal/pgnotify"
+	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
 // waitFor polls cond until it holds or the deadline passes.

@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
-	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
+	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
 func repoRoot(t *testing.T) string {

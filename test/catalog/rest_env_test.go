@@ -24,9 +24,9 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
-	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
 	"github.com/duckicelake/duckicelake/catalog/rest"
 	"github.com/duckicelake/duckicelake/internal/creds"
+	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
 // restDataPath is the data path of the test catalogs. DuckDB writes only
