@@ -32,11 +32,7 @@ type lake struct {
 func newLake(t *testing.T) *lake {
 	t.Helper()
 	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, pgtest.Database(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool := pgtest.Pool(t, pgtest.Database(t))
 	if _, err := ducklake.Init(ctx, pool, ducklake.InitOptions{DataPath: "s3://lake/data/"}); err != nil {
 		t.Fatal(err)
 	}

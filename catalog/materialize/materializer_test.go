@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
 // countingWriter counts calls to an ObjectWriter.
@@ -138,16 +140,7 @@ func TestMaterializerCallerGivesUp(t *testing.T) {
 		t.Fatalf("Materialize = %v, want the deadline", err)
 	}
 	close(src.gate) // the build goes on and lands in the cache
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if _, ok := m.Cached(1, 6); ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the abandoned build never finished")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testsupport.WaitFor(t, "the abandoned build to land in the cache", func() bool { _, ok := m.Cached(1, 6); return ok })
 }
 
 func TestMaterializerErrorsAndEviction(t *testing.T) {
