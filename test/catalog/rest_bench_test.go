@@ -11,6 +11,7 @@ import (
 	"github.com/valyala/fasthttp/fasthttputil"
 
 	"github.com/duckicelake/duckicelake/catalog/rest"
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
 // benchConcurrency is the number of concurrent clients (DESIGN.md §10:
@@ -48,7 +49,7 @@ func benchLoadTable(b *testing.B, header [2]string) {
 		stmts = append(stmts, fmt.Sprintf("INSERT INTO l.sales.t VALUES (%d, 'n%d', %d.5, now())", i, i, i))
 	}
 	var out any
-	runDuck(b, &out, append([]string{env.dsn, restDataPath}, stmts...)...)
+	testsupport.DuckDB(b, &out, env.dsn, restDataPath, stmts...)
 	tok := env.token("reader")
 
 	ln := fasthttputil.NewInmemoryListener()
