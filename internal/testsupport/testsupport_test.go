@@ -197,3 +197,26 @@ func TestProductionDoesNotImport(t *testing.T) {
 		}
 	}
 }
+
+func TestGolden(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "g.txt")
+	Golden(t, path, []byte("one"), true)
+	if b, err := os.ReadFile(path); err != nil || string(b) != "one" {
+		t.Fatalf("-update wrote %q, %v", b, err)
+	}
+	Golden(t, path, []byte("one"), false)
+	var rec recordingTB
+	Golden(&rec, path, []byte("two"), false)
+	if !rec.failed {
+		t.Error("a different output passes")
+	}
+}
+
+// recordingTB is a testing.TB that records a failure instead of failing.
+type recordingTB struct {
+	testing.TB
+	failed bool
+}
+
+func (r *recordingTB) Helper()               {}
+func (r *recordingTB) Errorf(string, ...any) { r.failed = true }
