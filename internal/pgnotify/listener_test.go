@@ -265,3 +265,46 @@ func TestListenerCancel(t *testing.T) {
 		}
 	})
 }
+
+// WaitConnected returns once the Listener is Connected, which is only after
+// OnReconnect has returned, and waits again after the connection is lost.
+func TestListenerWaitConnected(t *testing.T) {
+	testsupport.CheckNoLeaks(t, "internal/pgnotify")
+	dsn, admin := pgDSN(t)
+	// Each sync holds until the test releases it.
+	gates := []chan struct{}{make(chan struct{}), make(chan struct{})}
+	var syncs atomic.Int32
+	l := &pgnotify.Listener{
+		Connect:    connectAs(t, dsn, "wait-connected", nil),
+		MinBackoff: 10 * time.Millisecond,
+		OnReconnect: func(ctx context.Context) error {
+			if n := int(syncs.Add(1)); n <= len(gates) {
+				<-gates[n-1]
+			}
+			return nil
+		},
+	}
+	l.Handle("ch", func(context.Context, pgnotify.Notification) error { return nil })
+	testsupport.Start(t, "Run", l.Run)
+	for i, gate := range gates {
+		testsupport.WaitFor(t, "a sync to start", func() bool { return int(syncs.Load()) == i+1 })
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		err := l.WaitConnected(ctx)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) || l.Connected() {
+			t.Fatalf("sync %d: WaitConnected while OnReconnect runs = %v, Connected %v", i+1, err, l.Connected())
+		}
+		close(gate)
+		ctx, cancel = context.WithTimeout(context.Background(), testsupport.WaitTimeout)
+		err = l.WaitConnected(ctx)
+		cancel()
+		if err != nil || !l.Connected() {
+			t.Fatalf("sync %d: WaitConnected after OnReconnect = %v, Connected %v", i+1, err, l.Connected())
+		}
+		if i == 0 {
+			if n := terminate(t, admin, "wait-connected"); n != 1 {
+				t.Fatalf("terminated %d backends", n)
+			}
+		}
+	}
+}
