@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -83,5 +84,33 @@ func TestServeConfigErrors(t *testing.T) {
 				t.Fatalf("exit %d, stderr %q; want 2 naming %s", code, stderr.String(), tc.want)
 			}
 		})
+	}
+}
+
+// TestServeStoppedAtOnce: a serve whose context ends as soon as it listens
+// still exits 0 and leaves neither listener open. fasthttp's Shutdown
+// closes only the listeners its Serve has registered; the gateway's and
+// the admin listener's goroutines may not have got that far.
+func TestServeStoppedAtOnce(t *testing.T) {
+	env := map[string]string{
+		"DUCKICELAKE_UPSTREAM_ENDPOINT":   "http://" + testsupport.FreeAddr(t),
+		"DUCKICELAKE_UPSTREAM_ACCESS_KEY": "BACKEND",
+		"DUCKICELAKE_UPSTREAM_SECRET_KEY": "backend-secret",
+		"DUCKICELAKE_MINT_KEYS":           "k1:" + strings.Repeat("ab", 32),
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var addrs []net.Addr
+	var stdout, stderr testsupport.SyncBuffer
+	code := serve(ctx, []string{"-gateway.listen", "127.0.0.1:0", "-catalog.listen", "127.0.0.1:0"}, &stdout, &stderr,
+		testsupport.LookupEnv(env), func(s3, admin net.Addr) { addrs = []net.Addr{s3, admin}; cancel() })
+	if code != 0 || len(addrs) != 2 {
+		t.Fatalf("exit %d, listened on %v: %s", code, addrs, stderr.String())
+	}
+	for _, a := range addrs {
+		if c, err := net.Dial("tcp", a.String()); err == nil {
+			c.Close()
+			t.Errorf("%s still accepts connections after serve returned", a)
+		}
 	}
 }
