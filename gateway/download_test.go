@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/duckicelake/duckicelake/internal/creds"
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 	"github.com/duckicelake/duckicelake/sigv4"
 )
 
@@ -264,8 +265,7 @@ func gatewayOver(t *testing.T, addr string) (string, creds.Minted) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go s.Serve(ln)
-	t.Cleanup(func() { s.Shutdown(t.Context()) })
+	testsupport.Serve(t, ln, s.Serve, s.Shutdown)
 	return ln.Addr().String(), m
 }
 

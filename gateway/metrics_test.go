@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
+
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
 // counterValue sums the samples of a metric family whose label has value.
@@ -66,8 +68,7 @@ func TestAdminEndpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	admin := &fasthttp.Server{Handler: e.srv.AdminHandler(e.registry, nil)}
-	go admin.Serve(ln)
-	t.Cleanup(func() { admin.Shutdown() })
+	testsupport.Serve(t, ln, admin.Serve, admin.ShutdownWithContext)
 	base := "http://" + ln.Addr().String()
 
 	get := func(path string) (int, string) {

@@ -128,18 +128,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		t.Fatal(err)
 	}
 	e.endpoint = "http://" + ln.Addr().String()
-	done := make(chan error, 1)
-	go func() { done <- e.srv.Serve(ln) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := e.srv.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
+	testsupport.Serve(t, ln, e.srv.Serve, e.srv.Shutdown)
 	e.direct = newS3Client(up, backendKey, backendSecret, "")
 	return e
 }

@@ -54,8 +54,7 @@ func benchLoadTable(b *testing.B, header [2]string) {
 
 	ln := fasthttputil.NewInmemoryListener()
 	srv := &fasthttp.Server{Handler: env.srv.Handler, NoDefaultServerHeader: true, Concurrency: 1 << 16}
-	go srv.Serve(ln) //nolint:errcheck // ends at Shutdown
-	defer srv.Shutdown()
+	testsupport.Serve(b, ln, srv.Serve, srv.ShutdownWithContext)
 	client := &fasthttp.Client{
 		Dial:            func(string) (net.Conn, error) { return ln.Dial() },
 		MaxConnsPerHost: benchConcurrency * 2,

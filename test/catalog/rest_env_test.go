@@ -87,8 +87,7 @@ func newRestEnv(t testing.TB, opts ...restOption) *restEnv {
 		t.Fatal(err)
 	}
 	hs := &fasthttp.Server{Handler: env.srv.Handler, NoDefaultServerHeader: true}
-	go hs.Serve(ln) //nolint:errcheck // ends at Shutdown
-	t.Cleanup(func() { hs.Shutdown() })
+	testsupport.Serve(t, ln, hs.Serve, hs.ShutdownWithContext)
 	env.url = "http://" + ln.Addr().String()
 	return env
 }
