@@ -22,15 +22,11 @@ import (
 const testTokenKey = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
 func catalogEnv(t *testing.T, dsn string) map[string]string {
-	return map[string]string{
-		"DUCKICELAKE_UPSTREAM_ENDPOINT":   "http://" + testsupport.FreeAddr(t),
-		"DUCKICELAKE_UPSTREAM_ACCESS_KEY": "BACKEND",
-		"DUCKICELAKE_UPSTREAM_SECRET_KEY": "backend-secret",
-		"DUCKICELAKE_MINT_KEYS":           "k1:" + strings.Repeat("ab", 32),
-		"DUCKICELAKE_PG_DSN":              dsn,
-		"DUCKICELAKE_OAUTH_TOKEN_KEY":     testTokenKey,
-		"DUCKICELAKE_OAUTH_CLIENTS":       "etl:etl-secret|*",
-	}
+	env := serveEnv(t)
+	env["DUCKICELAKE_PG_DSN"] = dsn
+	env["DUCKICELAKE_OAUTH_TOKEN_KEY"] = testTokenKey
+	env["DUCKICELAKE_OAUTH_CLIENTS"] = "etl:etl-secret|*"
+	return env
 }
 
 func initCatalog(t *testing.T, dsn, dataPath string) {

@@ -11,18 +11,24 @@ import (
 	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
-// TestServeLifecycle: serve listens on both listeners, answers S3 requests
-// as S3 (here: an unreachable upstream is 503 XML), serves the admin
-// endpoints, and exits cleanly when its context ends.
-func TestServeLifecycle(t *testing.T) {
-	env := map[string]string{
+// serveEnv is the least configuration serve starts with: an upstream that
+// refuses connections and a minting key.
+func serveEnv(t *testing.T) map[string]string {
+	return map[string]string{
 		"DUCKICELAKE_UPSTREAM_ENDPOINT":   "http://" + testsupport.FreeAddr(t),
 		"DUCKICELAKE_UPSTREAM_ACCESS_KEY": "BACKEND",
 		"DUCKICELAKE_UPSTREAM_SECRET_KEY": "backend-secret",
 		"DUCKICELAKE_MINT_KEYS":           "k1:" + strings.Repeat("ab", 32),
-		"DUCKICELAKE_ROOT_ACCESS_KEY":     "OPERATORROOT",
-		"DUCKICELAKE_ROOT_SECRET_KEY":     strings.Repeat("s", 40),
 	}
+}
+
+// TestServeLifecycle: serve listens on both listeners, answers S3 requests
+// as S3 (here: an unreachable upstream is 503 XML), serves the admin
+// endpoints, and exits cleanly when its context ends.
+func TestServeLifecycle(t *testing.T) {
+	env := serveEnv(t)
+	env["DUCKICELAKE_ROOT_ACCESS_KEY"] = "OPERATORROOT"
+	env["DUCKICELAKE_ROOT_SECRET_KEY"] = strings.Repeat("s", 40)
 	rs := startServe(t, env, "-upstream.connect_timeout", "1s")
 	gw, admin := strings.TrimPrefix(rs.gateway, "http://"), strings.TrimPrefix(rs.admin, "http://")
 
@@ -92,12 +98,7 @@ func TestServeConfigErrors(t *testing.T) {
 // closes only the listeners its Serve has registered; the gateway's and
 // the admin listener's goroutines may not have got that far.
 func TestServeStoppedAtOnce(t *testing.T) {
-	env := map[string]string{
-		"DUCKICELAKE_UPSTREAM_ENDPOINT":   "http://" + testsupport.FreeAddr(t),
-		"DUCKICELAKE_UPSTREAM_ACCESS_KEY": "BACKEND",
-		"DUCKICELAKE_UPSTREAM_SECRET_KEY": "backend-secret",
-		"DUCKICELAKE_MINT_KEYS":           "k1:" + strings.Repeat("ab", 32),
-	}
+	env := serveEnv(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var addrs []net.Addr
