@@ -14,9 +14,9 @@
 # TEST_GO_TIMEOUT (default 40m) per go test run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-counts=
+out=
 if [[ ${1:-} == --counts ]]; then
-  counts=$2
+  out=$2
   shift 2
 fi
 (($# > 0)) || set -- ./...
@@ -28,34 +28,32 @@ race=(-race)
 [[ ${TEST_GO_RACE:-1} == 0 ]] && race=()
 echo "go test ${race[*]} -shuffle=on $*"
 
+# counts FILE RC prints "passed failed skipped" of a testsummary.py counts
+# file; go test failing with no failed test counted (a build error
+# testsummary could not attribute) is still a failure.
+counts() {
+  local p=0 f=1 s=0
+  [[ -s $1 ]] && read -r p f s <"$1"
+  (($2 != 0 && f == 0)) && f=1
+  echo "$p $f $s"
+}
+
 go test "${race[@]}" -shuffle=on -count=1 -timeout "$timeout" -json "$@" 2>&1 |
   python3 scripts/testsummary.py go "$work/race.counts" "$work/deferred"
 rc=${PIPESTATUS[0]}
-if [[ -s $work/race.counts ]]; then
-  read -r p f s <"$work/race.counts"
-else
-  p=0 f=1 s=0
-fi
-# go test failing with no failed test counted (e.g. a vet error in a test
-# build that testsummary could not attribute) is still a failure.
-((rc != 0 && f == 0)) && f=1
+read -r p f s < <(counts "$work/race.counts" "$rc")
 
 if [[ -s $work/deferred ]]; then
   mapfile -t pkgs < <(cut -d' ' -f1 "$work/deferred" | sort -u)
   # A subtest that skipped itself reruns with its top-level test.
   names=$(cut -d' ' -f2 "$work/deferred" | cut -d/ -f1 | sort -u | paste -sd'|')
-  echo "without -race (testsupport.SkipUnderRace): $names"
+  echo "go test -shuffle=on -run '^($names)\$' (testsupport.SkipUnderRace, without -race)"
   go test -shuffle=on -count=1 -timeout "$timeout" -json -run "^($names)\$" "${pkgs[@]}" 2>&1 |
     python3 scripts/testsummary.py go "$work/norace.counts"
-  rc2=${PIPESTATUS[0]}
-  if [[ -s $work/norace.counts ]]; then
-    read -r p2 f2 s2 <"$work/norace.counts"
-  else
-    p2=0 f2=1 s2=0
-  fi
-  ((rc2 != 0 && f2 == 0)) && f2=1
+  rc=${PIPESTATUS[0]}
+  read -r p2 f2 s2 < <(counts "$work/norace.counts" "$rc")
   p=$((p + p2)) f=$((f + f2)) s=$((s + s2))
 fi
-[[ -n $counts ]] && echo "$p $f $s" >"$counts"
+[[ -n $out ]] && echo "$p $f $s" >"$out"
 echo "$p passed, $f failed, $s skipped"
 ((f == 0))
