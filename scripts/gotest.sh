@@ -11,7 +11,8 @@
 # Ends with "N passed, N failed, N skipped" (and writes "passed failed
 # skipped" to FILE); exits non-zero on a failure.
 # Env: TEST_GO_RACE=0 runs without the race detector (and so nothing twice);
-# TEST_GO_TIMEOUT (default 40m) per go test run.
+# TEST_GO_TIMEOUT (default 40m) per go test run; TEST_GO_JSON=FILE keeps go
+# test's -json output (both passes) in FILE.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=
@@ -38,7 +39,8 @@ counts() {
   echo "$p $f $s"
 }
 
-go test "${race[@]}" -shuffle=on -count=1 -timeout "$timeout" -json "$@" 2>&1 |
+json=${TEST_GO_JSON:-/dev/null}
+go test "${race[@]}" -shuffle=on -count=1 -timeout "$timeout" -json "$@" 2>&1 | tee "$json" |
   python3 scripts/testsummary.py go "$work/race.counts" "$work/deferred"
 rc=${PIPESTATUS[0]}
 read -r p f s < <(counts "$work/race.counts" "$rc")
@@ -48,7 +50,7 @@ if [[ -s $work/deferred ]]; then
   # A subtest that skipped itself reruns with its top-level test.
   names=$(cut -d' ' -f2 "$work/deferred" | cut -d/ -f1 | sort -u | paste -sd'|')
   echo "go test -shuffle=on -run '^($names)\$' (testsupport.SkipUnderRace, without -race)"
-  go test -shuffle=on -count=1 -timeout "$timeout" -json -run "^($names)\$" "${pkgs[@]}" 2>&1 |
+  go test -shuffle=on -count=1 -timeout "$timeout" -json -run "^($names)\$" "${pkgs[@]}" 2>&1 | tee -a "$json" |
     python3 scripts/testsummary.py go "$work/norace.counts"
   rc=${PIPESTATUS[0]}
   read -r p2 f2 s2 < <(counts "$work/norace.counts" "$rc")

@@ -37,7 +37,9 @@
 #
 # Go tests (internal/testsupport reads these variables for them: a typed view
 # and "require this part" helpers) run with -race and -shuffle=on through
-# scripts/gotest.sh; a failing package's line names its shuffle seed.
+# scripts/gotest.sh; a failing package's line names its shuffle seed, and
+# go test's -json output stays in the scratch directory (go-test.json) when
+# it is kept.
 #
 # Options (env): TEST_GO_PKGS (default ./...), TEST_GO_RACE=0 (no race
 # detector), TEST_GO_TIMEOUT (default 40m), TEST_PYTEST_ARGS (extra pytest
@@ -192,7 +194,7 @@ env | grep -E '^(DUCKICELAKE_|VERSITYGW_BIN)' | grep -vE '_(SECRET_KEY|PG_DSN|CR
 step "go test"
 counts=$scratch/go.counts
 # shellcheck disable=SC2086 # TEST_GO_PKGS is a list
-scripts/gotest.sh --counts "$counts" ${TEST_GO_PKGS:-./...}
+TEST_GO_JSON=$scratch/go-test.json scripts/gotest.sh --counts "$counts" ${TEST_GO_PKGS:-./...}
 if [[ -s $counts ]]; then
   read -r p f s <"$counts"
   count go "$p" "$f" "$s"
