@@ -254,12 +254,7 @@ func httpStatus(err error) int {
 // response first.
 func (e *env) auditLog(n int) string {
 	e.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		s := e.audit.String()
-		if strings.Count(s, "\n") >= n || time.Now().After(deadline) {
-			return s
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	var s string
+	testsupport.Eventually(func() bool { s = e.audit.String(); return strings.Count(s, "\n") >= n })
+	return s
 }

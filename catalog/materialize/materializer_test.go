@@ -115,9 +115,7 @@ func TestMaterializerOneBuildPerKey(t *testing.T) {
 			results[i] = r
 		}()
 	}
-	for m.Builds() == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	testsupport.WaitFor(t, "the first build to start", func() bool { return m.Builds() > 0 })
 	time.Sleep(20 * time.Millisecond) // let the others join the flight
 	close(src.gate)
 	wg.Wait()
