@@ -99,6 +99,7 @@ func StartVersitygw(dir string, opts VersitygwOptions) (*Versitygw, error) {
 	// The keys go in the environment, not on a command line others can read.
 	v.cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY_ID="+v.AccessKey, "ROOT_SECRET_ACCESS_KEY="+v.SecretKey, "AWS_CA_BUNDLE=")
 	v.cmd.Stdout, v.cmd.Stderr = v.output, v.output
+	dieWithParent(v.cmd)
 	if err := v.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start versitygw: %w", err)
 	}
