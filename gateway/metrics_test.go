@@ -94,20 +94,30 @@ func TestAdminEndpoints(t *testing.T) {
 	if st, _ := get("/debug/pprof/heap"); st != 404 {
 		t.Fatalf("/debug/pprof/heap without %s: %d", pprofEnvVar, st)
 	}
-	st, body := get("/metrics")
-	if st != 200 {
-		t.Fatalf("/metrics %d", st)
-	}
-	for _, want := range []string{
-		`duckicelake_gateway_requests_total{decision="allow",op="PutObject",status="200"} 1`,
-		`duckicelake_gateway_requests_total{decision="deny",op="GetObject",status="403"} 1`,
-		`duckicelake_gateway_request_duration_seconds_count{op="PutObject"} 1`,
-		`duckicelake_gateway_received_bytes_total 5`,
-		`duckicelake_gateway_open_connections`,
-	} {
-		if !strings.Contains(body, want) {
-			t.Errorf("/metrics lacks %q", want)
+	// A request is counted once its response has gone out, so the client
+	// may see the response first: wait for the counts to settle.
+	var lacks []string
+	testsupport.Eventually(func() bool {
+		st, body := get("/metrics")
+		if st != 200 {
+			t.Fatalf("/metrics %d", st)
 		}
+		lacks = lacks[:0]
+		for _, want := range []string{
+			`duckicelake_gateway_requests_total{decision="allow",op="PutObject",status="200"} 1`,
+			`duckicelake_gateway_requests_total{decision="deny",op="GetObject",status="403"} 1`,
+			`duckicelake_gateway_request_duration_seconds_count{op="PutObject"} 1`,
+			`duckicelake_gateway_received_bytes_total 5`,
+			`duckicelake_gateway_open_connections`,
+		} {
+			if !strings.Contains(body, want) {
+				lacks = append(lacks, want)
+			}
+		}
+		return len(lacks) == 0
+	})
+	for _, want := range lacks {
+		t.Errorf("/metrics lacks %q", want)
 	}
 	// The S3 listener serves no admin paths: "metrics" is a bucket name.
 	resp, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("metrics"), Key: aws.String("x")})
