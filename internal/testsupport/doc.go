@@ -3,7 +3,9 @@
 // runs the interoperability scripts, what scripts/test.sh's stack provides
 // and what a test does when a part of it is missing, how a test waits for
 // something to happen, how it checks that a package stopped its goroutines,
-// and how it starts a private S3 backend.
+// how it serves on a loopback listener and starts a private S3 backend,
+// golden files, and which tests cannot run under the race detector
+// (scripts/gotest.sh runs those again without it).
 //
 // A test that needs something the machine does not have (the venv, a part
 // of the stack, versitygw, pg_dump) calls [Missing]: the test is skipped
