@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/duckicelake/duckicelake/catalog/commit"
 	"github.com/duckicelake/duckicelake/catalog/rest"
@@ -25,6 +26,11 @@ func writeEnv(t *testing.T, ns string) *restEnv {
 		c.GatewayURL = st.gateway
 		c.Clients = append(slices.Clone(c.Clients), rest.Client{ID: "writer-" + ns, Secret: "pw", Scopes: []string{"ns:" + ns + ":rw"}})
 		d.Objects = commit.S3Reader{Client: st.root()}
+		// The scripts load a table right after DuckDB committed to it,
+		// behind the catalog's back: with no eager path here, only a
+		// current snapshot re-read on every request is sure to show that
+		// commit (the catalog may serve one up to SnapshotTTL old).
+		c.SnapshotTTL = time.Nanosecond
 	})
 	duckDBThroughGateway(t, env, st, "duckdb-writer", ns, creds.Read|creds.Write|creds.List)
 	env.duck("CREATE SCHEMA l." + ns)
