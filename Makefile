@@ -25,9 +25,11 @@ venv:
 vet:
 	$(GO) vet ./...
 
-# unit: Go tests only, without the stack (tests that need it skip unless CI=true).
+# unit: Go tests only, without the stack (tests that need it skip unless
+# CI=true), with -race and -shuffle=on like make test (scripts/gotest.sh;
+# TEST_GO_RACE=0 for a quicker run without the race detector).
 unit:
-	$(GO) test -count=1 ./...
+	./scripts/gotest.sh ./...
 
 # test: every test — go vet, the venv, builds, then versitygw + the gateway +
 # Postgres on free ports in a temporary directory, go test and pytest against

@@ -16,6 +16,7 @@ import (
 	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/internal/creds"
 	"github.com/duckicelake/duckicelake/internal/s3proto"
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 	"github.com/duckicelake/duckicelake/sigv4"
 )
 
@@ -55,8 +56,7 @@ func newBenchEnv(b *testing.B, audit *zap.Logger) *benchEnv {
 		},
 	}
 	upLn := listenLoopback(b)
-	go up.Serve(upLn)
-	b.Cleanup(func() { up.Shutdown() })
+	testsupport.Serve(b, upLn, up.Serve, up.ShutdownWithContext)
 
 	keyring, err := creds.NewKeyring(creds.Key{ID: "bench", Secret: bytes.Repeat([]byte{1}, 32)})
 	if err != nil {
@@ -78,8 +78,7 @@ func newBenchEnv(b *testing.B, audit *zap.Logger) *benchEnv {
 		b.Fatal(err)
 	}
 	gwLn := listenLoopback(b)
-	go s.Serve(gwLn)
-	b.Cleanup(func() { s.Shutdown(b.Context()) })
+	testsupport.Serve(b, gwLn, s.Serve, s.Shutdown)
 	e.gwHost = gwLn.Addr().String()
 
 	client := func(addr string) *fasthttp.HostClient {

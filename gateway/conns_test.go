@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bufio"
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 	"io"
 	"net"
 	"net/http"
@@ -50,7 +51,7 @@ func (c *clientConn) roundTrip(t *testing.T) (*http.Response, string) {
 // with a request id, counted and logged; other addresses are not held back
 // by one address's limit; a closed connection frees its place.
 func TestConnectionLimits(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &testsupport.SyncBuffer{}
 	e := newEnv(t, func(c *Config, d *Deps) {
 		c.MaxConns, c.MaxConnsPerIP = 4, 2
 		d.Logger = NewLogger(logs, zapcore.WarnLevel)

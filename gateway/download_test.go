@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/duckicelake/duckicelake/internal/creds"
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 	"github.com/duckicelake/duckicelake/sigv4"
 )
 
@@ -264,8 +265,7 @@ func gatewayOver(t *testing.T, addr string) (string, creds.Minted) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go s.Serve(ln)
-	t.Cleanup(func() { s.Shutdown(t.Context()) })
+	testsupport.Serve(t, ln, s.Serve, s.Shutdown)
 	return ln.Addr().String(), m
 }
 
@@ -331,16 +331,14 @@ func TestDownloaderIdleExpiry(t *testing.T) {
 	if _, body, err := download(t, d, "/x"); err != nil || body != "ok" {
 		t.Fatalf("%q %v", body, err)
 	}
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	var idle int
+	if !testsupport.Eventually(func() bool {
 		d.mu.Lock()
-		idle := len(d.idle)
+		idle = len(d.idle)
 		d.mu.Unlock()
-		if idle == 0 && len(d.slots) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d idle connections, %d slots held after the idle period", idle, len(d.slots))
-		}
+		return idle == 0 && len(d.slots) == 0
+	}) {
+		t.Fatalf("%d idle connections, %d slots held after the idle period", idle, len(d.slots))
 	}
 	// A new request after expiry dials again and works.
 	if _, body, err := download(t, d, "/x"); err != nil || body != "ok" || u.accepted.Load() != 2 {

@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
+
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
 // counterValue sums the samples of a metric family whose label has value.
@@ -66,8 +68,7 @@ func TestAdminEndpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	admin := &fasthttp.Server{Handler: e.srv.AdminHandler(e.registry, nil)}
-	go admin.Serve(ln)
-	t.Cleanup(func() { admin.Shutdown() })
+	testsupport.Serve(t, ln, admin.Serve, admin.ShutdownWithContext)
 	base := "http://" + ln.Addr().String()
 
 	get := func(path string) (int, string) {
@@ -93,30 +94,30 @@ func TestAdminEndpoints(t *testing.T) {
 	if st, _ := get("/debug/pprof/heap"); st != 404 {
 		t.Fatalf("/debug/pprof/heap without %s: %d", pprofEnvVar, st)
 	}
-	// A request is counted when its state is released, just after its
-	// response went out: poll until the last one is in.
-	var st int
-	var body string
-	for deadline := time.Now().Add(5 * time.Second); ; {
-		st, body = get("/metrics")
+	// A request is counted once its response has gone out, so the client
+	// may see the response first: wait for the counts to settle.
+	var lacks []string
+	testsupport.Eventually(func() bool {
+		st, body := get("/metrics")
 		if st != 200 {
 			t.Fatalf("/metrics %d", st)
 		}
-		if strings.Contains(body, `decision="deny",op="GetObject",status="403"} 1`) || time.Now().After(deadline) {
-			break
+		lacks = lacks[:0]
+		for _, want := range []string{
+			`duckicelake_gateway_requests_total{decision="allow",op="PutObject",status="200"} 1`,
+			`duckicelake_gateway_requests_total{decision="deny",op="GetObject",status="403"} 1`,
+			`duckicelake_gateway_request_duration_seconds_count{op="PutObject"} 1`,
+			`duckicelake_gateway_received_bytes_total 5`,
+			`duckicelake_gateway_open_connections`,
+		} {
+			if !strings.Contains(body, want) {
+				lacks = append(lacks, want)
+			}
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	for _, want := range []string{
-		`duckicelake_gateway_requests_total{decision="allow",op="PutObject",status="200"} 1`,
-		`duckicelake_gateway_requests_total{decision="deny",op="GetObject",status="403"} 1`,
-		`duckicelake_gateway_request_duration_seconds_count{op="PutObject"} 1`,
-		`duckicelake_gateway_received_bytes_total 5`,
-		`duckicelake_gateway_open_connections`,
-	} {
-		if !strings.Contains(body, want) {
-			t.Errorf("/metrics lacks %q", want)
-		}
+		return len(lacks) == 0
+	})
+	for _, want := range lacks {
+		t.Errorf("/metrics lacks %q", want)
 	}
 	// The S3 listener serves no admin paths: "metrics" is a bucket name.
 	resp, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("metrics"), Key: aws.String("x")})

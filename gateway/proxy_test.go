@@ -7,14 +7,14 @@ import (
 	"io"
 	"net"
 	"net/url"
-	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
 func TestObjectLifecycleThroughGateway(t *testing.T) {
@@ -231,15 +231,9 @@ func TestConditionalAndErrorsPassThrough(t *testing.T) {
 // the same object.
 func TestVirtualHostedUpstream(t *testing.T) {
 	needBackend(t)
-	dir := t.TempDir()
-	addr := freeAddr()
-	cmd := exec.Command(versitygwPath(), "--access", backendKey, "--secret", backendSecret,
-		"--port", addr, "--keep-alive", "--quiet", "--virtual-domain", "s3.local", "posix", dir)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	waitListening(t, addr)
+	v := testsupport.NewVersitygw(t, testsupport.VersitygwOptions{AccessKey: backendKey, SecretKey: backendSecret,
+		Args: []string{"--virtual-domain", "s3.local"}})
+	addr := strings.TrimPrefix(v.Endpoint, "http://")
 	_, port, _ := net.SplitHostPort(addr)
 
 	e := newEnv(t, func(c *Config, _ *Deps) {
@@ -281,15 +275,4 @@ func TestVirtualHostedUpstream(t *testing.T) {
 	if err != nil || len(list.Contents) != 1 {
 		t.Fatalf("list: %v", err)
 	}
-}
-
-func waitListening(t *testing.T, addr string) {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return
-		}
-	}
-	t.Fatalf("nothing listens on %s", addr)
 }

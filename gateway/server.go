@@ -171,6 +171,14 @@ type Server struct {
 	refusalsUnlogged atomic.Int64
 
 	ready readiness
+
+	// The listeners Serve was given, and whether Shutdown was called:
+	// fasthttp's Shutdown closes only the listeners its Serve has already
+	// registered, so a Serve that starts (or has not got that far) when
+	// Shutdown runs would accept forever.
+	lnMu     sync.Mutex
+	lns      []net.Listener
+	shutdown bool
 }
 
 // New builds a Server. It does not listen: call Serve.
@@ -266,8 +274,16 @@ func New(cfg Config, deps Deps) (*Server, error) {
 }
 
 // Serve accepts connections on ln until Shutdown. It returns nil after a
-// graceful shutdown.
+// graceful shutdown, also when Shutdown came first.
 func (s *Server) Serve(ln net.Listener) error {
+	s.lnMu.Lock()
+	if s.shutdown {
+		s.lnMu.Unlock()
+		ln.Close()
+		return nil
+	}
+	s.lns = append(s.lns, ln)
+	s.lnMu.Unlock()
 	err := s.srv.Serve(limitListener{Listener: ln, s: s})
 	if err != nil && errors.Is(err, net.ErrClosed) {
 		return nil
@@ -279,7 +295,14 @@ func (s *Server) Serve(ln net.Listener) error {
 // the requests in flight have finished (their bodies streamed), or ctx
 // ends. Serve returns once the listener is closed.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.lnMu.Lock()
+	s.shutdown = true
+	lns := s.lns
+	s.lnMu.Unlock()
 	err := s.srv.ShutdownWithContext(ctx)
+	for _, ln := range lns {
+		ln.Close() // already closed unless its Serve had not reached fasthttp's yet
+	}
 	s.up.client.CloseIdleConnections()
 	if s.up.down != nil {
 		s.up.down.closeIdle()

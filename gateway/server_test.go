@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,6 +22,7 @@ import (
 
 	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/internal/creds"
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
 // The backend's root credentials and the gateway operator's.
@@ -34,21 +33,18 @@ const (
 	gwRootSecret  = "gateway-root-secret-0123456789abcdef"
 )
 
-// backend is the versitygw process the tests share, started on first use.
+// backend is the versitygw the tests share, started on first use.
 var backend struct {
-	once     sync.Once
-	endpoint string
-	dir      string
-	cmd      *exec.Cmd
-	err      error
-	skip     string
+	once sync.Once
+	dir  string
+	v    *testsupport.Versitygw
+	err  error
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if backend.cmd != nil && backend.cmd.Process != nil {
-		_ = backend.cmd.Process.Kill()
-		_ = backend.cmd.Wait()
+	if backend.v != nil {
+		_ = backend.v.Close()
 	}
 	if backend.dir != "" {
 		_ = os.RemoveAll(backend.dir)
@@ -56,93 +52,23 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// versitygwPath finds bin/versitygw at the repository root.
-func versitygwPath() string {
-	if p := os.Getenv("VERSITYGW_BIN"); p != "" {
-		return p
-	}
-	p, _ := filepath.Abs(filepath.Join("..", "bin", "versitygw"))
-	return p
-}
-
-// needBackend returns the endpoint of a running versitygw in posix mode. It
-// skips the test when bin/versitygw is missing, unless $CI is set.
+// needBackend returns the endpoint of the shared versitygw; without the
+// binary the test is testsupport.Missing.
 func needBackend(t testing.TB) string {
 	t.Helper()
-	backend.once.Do(startBackend)
-	if backend.skip != "" {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI: %s", backend.skip)
+	backend.once.Do(func() {
+		if backend.dir, backend.err = os.MkdirTemp("", "gateway-test-s3-"); backend.err == nil {
+			backend.v, backend.err = testsupport.StartVersitygw(backend.dir,
+				testsupport.VersitygwOptions{AccessKey: backendKey, SecretKey: backendSecret})
 		}
-		t.Skip(backend.skip)
+	})
+	if errors.Is(backend.err, testsupport.ErrNoVersitygw) {
+		testsupport.Missing(t, "%v", backend.err)
 	}
 	if backend.err != nil {
 		t.Fatalf("versitygw: %v", backend.err)
 	}
-	return backend.endpoint
-}
-
-func startBackend() {
-	bin := versitygwPath()
-	if _, err := os.Stat(bin); err != nil {
-		backend.skip = "no versitygw at " + bin + " (scripts/versitygw.sh builds it)"
-		return
-	}
-	dir, err := os.MkdirTemp("", "gateway-test-s3-")
-	if err != nil {
-		backend.err = err
-		return
-	}
-	backend.dir = dir
-	addr := freeAddr()
-	cmd := exec.Command(bin, "--access", backendKey, "--secret", backendSecret,
-		"--port", addr, "--keep-alive", "--quiet", "posix", dir)
-	cmd.Env = append(os.Environ(), "AWS_CA_BUNDLE=")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		backend.err = err
-		return
-	}
-	backend.cmd = cmd
-	backend.endpoint = "http://" + addr
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	backend.err = fmt.Errorf("did not listen on %s: %s", addr, out.String())
-}
-
-func freeAddr() string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// syncBuffer is a bytes.Buffer safe for the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	return backend.v.Endpoint
 }
 
 // env is a gateway in front of the shared backend.
@@ -153,7 +79,7 @@ type env struct {
 	srv      *Server
 	keyring  *creds.Keyring
 	revoked  *creds.RevocationList
-	audit    *syncBuffer
+	audit    *testsupport.SyncBuffer
 	registry *prometheus.Registry
 	direct   *s3.Client // root client straight to the backend
 }
@@ -163,7 +89,7 @@ type envOption func(*Config, *Deps)
 func newEnv(t testing.TB, opts ...envOption) *env {
 	t.Helper()
 	up := needBackend(t)
-	e := &env{t: t, upstream: up, audit: &syncBuffer{}, revoked: &creds.RevocationList{}}
+	e := &env{t: t, upstream: up, audit: &testsupport.SyncBuffer{}, revoked: &creds.RevocationList{}}
 	var err error
 	e.keyring, err = creds.NewKeyring(creds.Key{ID: "test1", Secret: bytes.Repeat([]byte{7}, 32)})
 	if err != nil {
@@ -203,18 +129,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		t.Fatal(err)
 	}
 	e.endpoint = "http://" + ln.Addr().String()
-	done := make(chan error, 1)
-	go func() { done <- e.srv.Serve(ln) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := e.srv.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
+	testsupport.Serve(t, ln, e.srv.Serve, e.srv.Shutdown)
 	e.direct = newS3Client(up, backendKey, backendSecret, "")
 	return e
 }
@@ -340,12 +255,7 @@ func httpStatus(err error) int {
 // response first.
 func (e *env) auditLog(n int) string {
 	e.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		s := e.audit.String()
-		if strings.Count(s, "\n") >= n || time.Now().After(deadline) {
-			return s
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	var s string
+	testsupport.Eventually(func() bool { s = e.audit.String(); return strings.Count(s, "\n") >= n })
+	return s
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 	"github.com/duckicelake/duckicelake/sigv4"
 )
 
@@ -240,7 +241,7 @@ func TestPresigned(t *testing.T) {
 
 // TestUpstreamUnreachable: a dead backend is 503 ServiceUnavailable, counted.
 func TestUpstreamUnreachable(t *testing.T) {
-	dead := "http://" + freeAddr()
+	dead := "http://" + testsupport.FreeAddr(t)
 	e := newEnv(t, func(c *Config, _ *Deps) {
 		c.Upstream.Endpoint = dead
 		c.Upstream.ConnectTimeout = time.Second

@@ -8,6 +8,8 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
 func newTestSink(buf *bytes.Buffer) *ZapSink {
@@ -68,6 +70,7 @@ func TestZapSinkS3Line(t *testing.T) {
 }
 
 func TestZapSinkAllocatesNothing(t *testing.T) {
+	testsupport.SkipUnderRace(t, "counts allocations")
 	s := NewZapSink(zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zapcore.EncoderConfig{MessageKey: "msg"}),
 		zapcore.AddSync(discardWriter{}), zapcore.InfoLevel)))
 	ev := &Event{Source: SourceS3, RequestID: []byte("0123456789abcdef"), Action: "GetObject",

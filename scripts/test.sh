@@ -21,7 +21,7 @@
 #   DUCKICELAKE_TEST_S3_ROOT        the backend's posix directory (bucket = top dir)
 #   DUCKICELAKE_TEST_BUCKET         lake
 #   DUCKICELAKE_TEST_PG_DSN         postgres://… of the stack's private cluster; tests create
-#                                   their own databases in it (catalog/ducklake/pgtest)
+#                                   their own databases in it (internal/testsupport/pgtest)
 #   DUCKICELAKE_TEST_CATALOG_URL    http://127.0.0.1:PORT, the running Iceberg REST catalog
 #                                   (base URL, without /v1; warehouse "lake")
 #   DUCKICELAKE_TEST_CATALOG_CREDENTIAL   its OAuth2 client "dev:<secret>" (every scope)
@@ -35,7 +35,14 @@
 # With CI=true, a test that needs a part of the stack that is missing fails
 # instead of skipping.
 #
-# Options (env): TEST_GO_PKGS (default ./...), TEST_PYTEST_ARGS (extra pytest
+# Go tests (internal/testsupport reads these variables for them: a typed view
+# and "require this part" helpers) run with -race and -shuffle=on through
+# scripts/gotest.sh; a failing package's line names its shuffle seed, and
+# go test's -json output stays in the scratch directory (go-test.json) when
+# it is kept.
+#
+# Options (env): TEST_GO_PKGS (default ./...), TEST_GO_RACE=0 (no race
+# detector), TEST_GO_TIMEOUT (default 40m), TEST_PYTEST_ARGS (extra pytest
 # args), TEST_SKIP_PYTHON=1, TEST_KEEP=1 (keep the scratch directory).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -186,13 +193,10 @@ env | grep -E '^(DUCKICELAKE_|VERSITYGW_BIN)' | grep -vE '_(SECRET_KEY|PG_DSN|CR
 
 step "go test"
 counts=$scratch/go.counts
-go test -count=1 -timeout "${TEST_GO_TIMEOUT:-40m}" -json ${TEST_GO_PKGS:-./...} 2>&1 | python3 scripts/testsummary.py go "$counts"
-gorc=${PIPESTATUS[0]}
+# shellcheck disable=SC2086 # TEST_GO_PKGS is a list
+TEST_GO_JSON=$scratch/go-test.json scripts/gotest.sh --counts "$counts" ${TEST_GO_PKGS:-./...}
 if [[ -s $counts ]]; then
   read -r p f s <"$counts"
-  # go test failing with no failed test counted (e.g. a vet error in a test
-  # build that testsummary could not attribute) is still a failure.
-  ((gorc != 0 && f == 0)) && f=1
   count go "$p" "$f" "$s"
 else
   count go 0 1 0

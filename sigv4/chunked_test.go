@@ -33,6 +33,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/minio/minio-go/v7/pkg/signer"
+
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
 // The parameters of the AWS streaming examples (streaming-vectors.md).
@@ -1207,10 +1209,7 @@ func TestRegenerateBotocoreFixtures(t *testing.T) {
 	if os.Getenv("DUCKICELAKE_REGEN_FIXTURES") == "" {
 		t.Skip("set DUCKICELAKE_REGEN_FIXTURES=1 to recapture botocore bodies")
 	}
-	python, err := filepath.Abs("../.venv/bin/python")
-	if err != nil {
-		t.Fatal(err)
-	}
+	python := testsupport.Python(t)
 	srv, captured := captureServer(t, "")
 	ca := filepath.Join(t.TempDir(), "ca.pem")
 	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644); err != nil {

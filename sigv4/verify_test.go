@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
 var testNow = time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
@@ -592,6 +594,7 @@ func TestVerifyConcurrent(t *testing.T) {
 }
 
 func TestVerifyNoAllocs(t *testing.T) {
+	testsupport.SkipUnderRace(t, "counts allocations")
 	r := benchRequest(t, testNow)
 	v := testVerifier()
 	store := &fixedStore{[]byte(benchSecret)}

@@ -14,10 +14,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
-	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
 	"github.com/duckicelake/duckicelake/catalog/iceberg"
 	"github.com/duckicelake/duckicelake/catalog/materialize"
 	"github.com/duckicelake/duckicelake/internal/objstore"
+	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
 // lake is a DuckLake catalog on a fresh Postgres database with schema
@@ -33,11 +33,7 @@ type lake struct {
 func newLake(t *testing.T) *lake {
 	t.Helper()
 	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, pgtest.Database(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool := pgtest.Pool(t, pgtest.Database(t))
 	if _, err := ducklake.Init(ctx, pool, ducklake.InitOptions{DataPath: "s3://lake/data/"}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,46 +1,24 @@
 package commit
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
+	"github.com/duckicelake/duckicelake/internal/testsupport"
+	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
 // duckSQL runs statements with DuckDB 1.5 attached to the DuckLake catalog
 // at dsn (test/catalog/rest_duckdb.py) and returns each one's rows.
 func duckSQL(t *testing.T, dsn, dataPath string, stmts ...string) [][][]any {
 	t.Helper()
-	py := os.Getenv("DUCKICELAKE_PYTHON")
-	if py == "" {
-		py = filepath.Join("..", "..", ".venv", "bin", "python")
-	}
-	if _, err := os.Stat(py); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("no Python venv at %s (scripts/venv.sh makes it)", py)
-		}
-		t.Skipf("no Python venv at %s; run scripts/venv.sh", py)
-	}
-	cmd := exec.Command(py, append([]string{filepath.Join("..", "..", "test", "catalog", "rest_duckdb.py"), dsn, dataPath}, stmts...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("rest_duckdb.py %q: %v\n%s", stmts, err, stderr.String())
-	}
 	var out [][][]any
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
-		t.Fatalf("rest_duckdb.py: %v\n%s", err, stdout.String())
-	}
+	testsupport.DuckDB(t, &out, dsn, dataPath, stmts...)
 	return out
 }
 

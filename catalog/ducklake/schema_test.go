@@ -11,9 +11,8 @@ import (
 	"testing"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
-	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
+	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 var dumpArgs = []string{"--no-owner", "--no-privileges", "--no-comments"}
@@ -347,11 +346,7 @@ func TestMigrateOlderCatalog(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	pool, err := pgxpool.New(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	pool := pgtest.Pool(t, dsn)
 	applied, err := ducklake.Migrate(ctx, pool, "")
 	if err != nil {
 		t.Fatal(err)

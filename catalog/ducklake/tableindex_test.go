@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
-	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
 	"github.com/duckicelake/duckicelake/internal/tableindex"
+	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
 // tableIndexRows is a history of four snapshots written as DuckLake rows,

@@ -1,18 +1,11 @@
 package eager_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"math"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -22,9 +15,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
-	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
 	"github.com/duckicelake/duckicelake/catalog/eager"
 	"github.com/duckicelake/duckicelake/internal/pgnotify"
+	"github.com/duckicelake/duckicelake/internal/testsupport"
+	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
 // call is one Handler invocation.
@@ -66,50 +60,12 @@ func (c *calls) snapshot() []call {
 	return slices.Clone(c.all)
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-func checkNoLeaks(t *testing.T) {
-	t.Cleanup(func() {
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			buf := make([]byte, 1<<20)
-			var leaked []string
-			for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
-				if strings.Contains(g, "/catalog/eager.") || strings.Contains(g, "/internal/pgnotify.") {
-					leaked = append(leaked, g)
-				}
-			}
-			if len(leaked) == 0 {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Errorf("leaked goroutines:\n%s", strings.Join(leaked, "\n\n"))
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	})
-}
-
 // catalog makes a database with catalogs in schemas and returns its DSN and
 // a pool.
 func catalog(t *testing.T, dataPath string, schemas ...string) (string, *pgxpool.Pool) {
 	t.Helper()
 	dsn := pgtest.Database(t)
-	pool, err := pgxpool.New(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool := pgtest.Pool(t, dsn)
 	for _, s := range schemas {
 		if _, err := ducklake.Init(context.Background(), pool, ducklake.InitOptions{DataPath: dataPath, Schema: s}); err != nil {
 			t.Fatal(err)
@@ -121,25 +77,7 @@ func catalog(t *testing.T, dataPath string, schemas ...string) (string, *pgxpool
 // start runs w until the returned stop is called (or t ends).
 func start(t *testing.T, w *eager.Watcher) (stop func()) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			select {
-			case err := <-done:
-				if !errors.Is(err, context.Canceled) {
-					t.Errorf("Run = %v, want context.Canceled", err)
-				}
-			case <-time.After(5 * time.Second):
-				t.Error("Run did not return after cancel")
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return stop
+	return testsupport.Start(t, "Run", w.Run)
 }
 
 // addSnapshot commits a snapshot row the way a writer does (the trigger
@@ -162,20 +100,20 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 }
 
 func TestWatcherCatchUpAndNotify(t *testing.T) {
-	checkNoLeaks(t)
+	testsupport.CheckNoLeaks(t, "catalog/eager", "internal/pgnotify")
 	dsn, pool := catalog(t, "s3://lake/data/", "")
 	conn := pgtest.Connect(t, dsn)
 	var c calls
 	start(t, &eager.Watcher{Pool: pool, Handler: c.handler("w")})
 	// Catch-up on gaining leadership: the newest snapshot, 0 in a new catalog.
-	waitFor(t, "catch-up call", func() bool { _, ok := c.find(0); return ok })
+	testsupport.WaitFor(t, "catch-up call", func() bool { _, ok := c.find(0); return ok })
 
 	const n = 100
 	var lat []time.Duration
 	for id := int64(1); id <= n; id++ {
 		before := time.Now()
 		addSnapshot(t, conn, "public", id)
-		waitFor(t, "handler call", func() bool { _, ok := c.find(id); return ok })
+		testsupport.WaitFor(t, "handler call", func() bool { _, ok := c.find(id); return ok })
 		got, _ := c.find(id)
 		lat = append(lat, got.at.Sub(before))
 	}
@@ -203,7 +141,7 @@ func TestWatcherCatchUpAndNotify(t *testing.T) {
 	}
 	tx.Rollback(context.Background())
 	addSnapshot(t, conn, "public", n+1)
-	waitFor(t, "next commit", func() bool { _, ok := c.find(n + 1); return ok })
+	testsupport.WaitFor(t, "next commit", func() bool { _, ok := c.find(n + 1); return ok })
 	if _, ok := c.find(5000); ok {
 		t.Error("handler called for a rolled-back snapshot")
 	}
@@ -212,19 +150,19 @@ func TestWatcherCatchUpAndNotify(t *testing.T) {
 // One leader per catalog: only it handles snapshots; when it stops, another
 // takes over and catches up.
 func TestWatcherSingleLeaderAndTakeover(t *testing.T) {
-	checkNoLeaks(t)
+	testsupport.CheckNoLeaks(t, "catalog/eager", "internal/pgnotify")
 	dsn, pool := catalog(t, "s3://lake/data/", "")
 	conn := pgtest.Connect(t, dsn)
 	var c calls
 	fast := 10 * time.Millisecond
 	stopA := start(t, &eager.Watcher{Pool: pool, Handler: c.handler("a"), RetryInterval: fast})
-	waitFor(t, "a leads", func() bool { _, ok := c.find(0); return ok })
+	testsupport.WaitFor(t, "a leads", func() bool { _, ok := c.find(0); return ok })
 	start(t, &eager.Watcher{Pool: pool, Handler: c.handler("b"), RetryInterval: fast})
 	time.Sleep(50 * time.Millisecond) // b tries for the lock a few times
 	for id := int64(1); id <= 5; id++ {
 		addSnapshot(t, conn, "public", id)
 	}
-	waitFor(t, "snapshot 5", func() bool { _, ok := c.find(5); return ok })
+	testsupport.WaitFor(t, "snapshot 5", func() bool { _, ok := c.find(5); return ok })
 	for _, x := range c.snapshot() {
 		if x.watcher != "a" {
 			t.Fatalf("follower b handled snapshot %d", x.id)
@@ -236,41 +174,27 @@ func TestWatcherSingleLeaderAndTakeover(t *testing.T) {
 	mark := len(c.snapshot())
 	stopA()
 	// b catches up with the newest snapshot, then handles new ones.
-	waitFor(t, "b's catch-up", func() bool {
+	testsupport.WaitFor(t, "b's catch-up", func() bool {
 		s := c.snapshot()
 		return len(s) > mark && s[mark] == call{"b", 5, s[mark].at}
 	})
 	addSnapshot(t, conn, "public", 6)
-	waitFor(t, "b handles snapshot 6", func() bool { x, ok := c.find(6); return ok && x.watcher == "b" })
+	testsupport.WaitFor(t, "b handles snapshot 6", func() bool { x, ok := c.find(6); return ok && x.watcher == "b" })
 }
 
 // Observe runs in every process, with no election.
 func TestObserveEveryProcess(t *testing.T) {
-	checkNoLeaks(t)
+	testsupport.CheckNoLeaks(t, "catalog/eager", "internal/pgnotify")
 	dsn, pool := catalog(t, "s3://lake/data/", "")
 	conn := pgtest.Connect(t, dsn)
 	var c calls
-	var stops []func()
 	for _, name := range []string{"p1", "p2"} {
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
 		w := &eager.Watcher{Pool: pool, Handler: c.handler(name)}
-		go func() { done <- w.Observe(ctx) }()
-		stops = append(stops, func() {
-			cancel()
-			if err := <-done; !errors.Is(err, context.Canceled) {
-				t.Errorf("Observe = %v", err)
-			}
-		})
+		testsupport.Start(t, "Observe", w.Observe)
 	}
-	defer func() {
-		for _, stop := range stops {
-			stop()
-		}
-	}()
-	waitFor(t, "both catch up", func() bool { return len(c.snapshot()) == 2 })
+	testsupport.WaitFor(t, "both catch up", func() bool { return len(c.snapshot()) == 2 })
 	addSnapshot(t, conn, "public", 1)
-	waitFor(t, "both see snapshot 1", func() bool {
+	testsupport.WaitFor(t, "both see snapshot 1", func() bool {
 		n := 0
 		for _, x := range c.snapshot() {
 			if x.id == 1 {
@@ -284,21 +208,21 @@ func TestObserveEveryProcess(t *testing.T) {
 // Catalogs in several schemas of one database share the channel; each
 // watcher handles its own.
 func TestWatcherSchemas(t *testing.T) {
-	checkNoLeaks(t)
+	testsupport.CheckNoLeaks(t, "catalog/eager", "internal/pgnotify")
 	dsn, pool := catalog(t, "s3://lake/data/", "lake a", "b")
 	conn := pgtest.Connect(t, dsn)
 	var ca, cb calls
 	start(t, &eager.Watcher{Pool: pool, Schema: "lake a", Handler: ca.handler("a")})
 	start(t, &eager.Watcher{Pool: pool, Schema: "b", Handler: cb.handler("b")})
-	waitFor(t, "catch-ups", func() bool {
+	testsupport.WaitFor(t, "catch-ups", func() bool {
 		_, a := ca.find(0)
 		_, b := cb.find(0)
 		return a && b
 	})
 	addSnapshot(t, conn, "b", 1000)
 	addSnapshot(t, conn, "lake a", 1)
-	waitFor(t, "a's snapshot", func() bool { _, ok := ca.find(1); return ok })
-	waitFor(t, "b's snapshot", func() bool { _, ok := cb.find(1000); return ok })
+	testsupport.WaitFor(t, "a's snapshot", func() bool { _, ok := ca.find(1); return ok })
+	testsupport.WaitFor(t, "b's snapshot", func() bool { _, ok := cb.find(1000); return ok })
 	// Notifications arrive in commit order, so b's came before a's.
 	if _, ok := ca.find(1000); ok {
 		t.Error("watcher of schema a handled b's snapshot")
@@ -310,7 +234,7 @@ func TestWatcherSchemas(t *testing.T) {
 
 // After a reconnect the leader catches up on what it missed.
 func TestWatcherReconnectCatchesUp(t *testing.T) {
-	checkNoLeaks(t)
+	testsupport.CheckNoLeaks(t, "catalog/eager", "internal/pgnotify")
 	dsn, pool := catalog(t, "s3://lake/data/", "")
 	admin := pgtest.Connect(t, dsn)
 	cfg, err := pgx.ParseConfig(dsn)
@@ -327,7 +251,7 @@ func TestWatcherReconnectCatchesUp(t *testing.T) {
 		}
 		return connect(ctx)
 	}})
-	waitFor(t, "catch-up", func() bool { _, ok := c.find(0); return ok })
+	testsupport.WaitFor(t, "catch-up", func() bool { _, ok := c.find(0); return ok })
 
 	// End the listener's session — not the election's, which ran no
 	// LISTEN — and keep it from coming back: snapshot 1 is announced to no
@@ -345,7 +269,7 @@ func TestWatcherReconnectCatchesUp(t *testing.T) {
 	}
 	unblocked := time.Now()
 	blocked.Store(false)
-	waitFor(t, "catch-up with snapshot 1", func() bool { _, ok := c.find(1); return ok })
+	testsupport.WaitFor(t, "catch-up with snapshot 1", func() bool { _, ok := c.find(1); return ok })
 	if got, _ := c.find(1); got.at.Before(unblocked) {
 		t.Error("snapshot 1 handled before the listener could reconnect")
 	}
@@ -354,54 +278,29 @@ func TestWatcherReconnectCatchesUp(t *testing.T) {
 	}
 }
 
-// python returns the venv's interpreter, skipping (or failing under CI)
-// without one.
-func python(t *testing.T) string {
-	t.Helper()
-	p := os.Getenv("DUCKICELAKE_PYTHON")
-	if p == "" {
-		p = filepath.Join("..", "..", ".venv", "bin", "python")
-	}
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("no Python venv at %s (scripts/venv.sh makes it)", p)
-		}
-		t.Skipf("no Python venv at %s; run scripts/venv.sh", p)
-	}
-	return p
-}
-
 // A real DuckDB INSERT fires the trigger without disturbing DuckDB, and the
 // leader's handler gets the new snapshot.
 func TestWatcherDuckDBInsert(t *testing.T) {
-	checkNoLeaks(t)
-	py := python(t)
+	testsupport.CheckNoLeaks(t, "catalog/eager", "internal/pgnotify")
+	testsupport.Python(t)
 	data := t.TempDir() + "/"
 	dsn, pool := catalog(t, data, "")
 	var c calls
 	start(t, &eager.Watcher{Pool: pool, Handler: c.handler("w")})
-	waitFor(t, "catch-up", func() bool { _, ok := c.find(0); return ok })
+	testsupport.WaitFor(t, "catch-up", func() bool { _, ok := c.find(0); return ok })
 
 	for _, rows := range []int{3, 5000} { // inlined, then a Parquet file
-		cmd := exec.Command(py, "testdata/duckdb_insert.py", dsn, data, strconv.Itoa(rows))
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("duckdb_insert.py: %v\n%s", err, stderr.String())
-		}
 		var out struct {
 			StartedAt   float64 `json:"started_at"`
 			CommittedAt float64 `json:"committed_at"`
 			Rows        int     `json:"rows"`
 		}
-		if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
-			t.Fatalf("duckdb_insert.py: %v\n%s", err, stdout.String())
-		}
+		testsupport.RunPython(t, &out, "testdata/duckdb_insert.py", dsn, data, strconv.Itoa(rows))
 		var newest int64
 		if err := pool.QueryRow(context.Background(), "SELECT max(snapshot_id) FROM ducklake_snapshot").Scan(&newest); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "handler call for DuckDB's snapshot", func() bool { _, ok := c.find(newest); return ok })
+		testsupport.WaitFor(t, "handler call for DuckDB's snapshot", func() bool { _, ok := c.find(newest); return ok })
 		got, _ := c.find(newest)
 		unix := func(f float64) time.Time { return time.Unix(0, int64(f*1e9)) }
 		t.Logf("DuckDB INSERT of %d rows → snapshot %d: handler called %v after the INSERT was sent, %v after it returned (DuckDB returns after its commit; negative: the notification won)",

@@ -5,30 +5,20 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
+// golden compares got with testdata/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file:\n%s", name, got)
-	}
+	testsupport.Golden(t, filepath.Join("testdata", name), got, *update)
 }
 
 func testMetadata() *TableMetadata {

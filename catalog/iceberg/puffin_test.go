@@ -8,7 +8,6 @@ import (
 	"errors"
 	"hash/crc32"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -16,6 +15,8 @@ import (
 
 	"github.com/apache/iceberg-go/puffin"
 	"github.com/apache/iceberg-go/table/dv"
+
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
 // goldenVectors are the deletion vectors of testdata/deletion-vectors.puffin,
@@ -415,17 +416,11 @@ func TestPuffinIcebergGo(t *testing.T) {
 // TestPuffinPyIceberg reads the golden file with PyIceberg's Puffin reader
 // and deletion-vector decoder (PyIceberg ≥ 0.10, pyroaring).
 func TestPuffinPyIceberg(t *testing.T) {
-	py := venvPython(t)
+	testsupport.Python(t)
 	data, _ := writeGolden(t)
 	path := filepath.Join(t.TempDir(), "dv.puffin")
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
-	}
-	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(py, filepath.Join("testdata", "read_puffin.py"), path)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("read_puffin.py: %v\n%s", err, stderr.String())
 	}
 	var got struct {
 		Properties map[string]string  `json:"properties"`
@@ -437,9 +432,7 @@ func TestPuffinPyIceberg(t *testing.T) {
 			Properties map[string]string `json:"properties"`
 		} `json:"blobs"`
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
-		t.Fatalf("%v\n%s", err, stdout.String())
-	}
+	testsupport.RunPython(t, &got, filepath.Join("testdata", "read_puffin.py"), path)
 	if got.Properties["created-by"] != "duckicelake test" {
 		t.Errorf("properties %v", got.Properties)
 	}
@@ -451,23 +444,6 @@ func TestPuffinPyIceberg(t *testing.T) {
 			t.Errorf("blob %d as PyIceberg reads it: %+v", i, b)
 		}
 	}
-}
-
-// venvPython returns the project venv's interpreter ($DUCKICELAKE_PYTHON or
-// <repo>/.venv/bin/python); without it the test is skipped, or fails in CI.
-func venvPython(t *testing.T) string {
-	t.Helper()
-	p := os.Getenv("DUCKICELAKE_PYTHON")
-	if p == "" {
-		p, _ = filepath.Abs(filepath.Join("..", "..", ".venv", "bin", "python"))
-	}
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("no Python venv at %s (scripts/venv.sh makes it)", p)
-		}
-		t.Skipf("no Python venv at %s; run scripts/venv.sh", p)
-	}
-	return p
 }
 
 func TestParseDeletionVectorRejects(t *testing.T) {

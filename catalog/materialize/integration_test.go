@@ -1,13 +1,11 @@
 package materialize_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -23,58 +21,16 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
-	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
 	"github.com/duckicelake/duckicelake/catalog/iceberg"
 	"github.com/duckicelake/duckicelake/catalog/materialize"
 	"github.com/duckicelake/duckicelake/internal/objstore"
+	"github.com/duckicelake/duckicelake/internal/testsupport"
+	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
-
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = parent
-	}
-}
-
-// python returns the venv's interpreter ($DUCKICELAKE_PYTHON or
-// <repo>/.venv/bin/python); without it the test is skipped, or fails under CI.
-func python(t *testing.T) string {
-	t.Helper()
-	p := os.Getenv("DUCKICELAKE_PYTHON")
-	if p == "" {
-		p = filepath.Join(repoRoot(t), ".venv", "bin", "python")
-	}
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("no Python venv at %s (scripts/venv.sh makes it)", p)
-		}
-		t.Skipf("no Python venv at %s; run scripts/venv.sh", p)
-	}
-	return p
-}
 
 func scenario(t *testing.T, out any, args ...string) {
 	t.Helper()
-	cmd := exec.Command(python(t), append([]string{filepath.Join("testdata", "scenario.py")}, args...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("scenario.py %s: %v\n%s", args[0], err, stderr.String())
-	}
-	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
-		t.Fatalf("scenario.py %s: bad report: %v\n%s", args[0], err, stdout.String())
-	}
+	testsupport.RunPython(t, out, filepath.Join("testdata", "scenario.py"), args...)
 }
 
 // duckReport is what DuckDB reads: per snapshot, the sorted ids of each
@@ -171,7 +127,7 @@ type readResult struct {
 func TestMaterialiseMatchesDuckDB(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.Database(t)
-	python(t)
+	testsupport.Python(t)
 	data := filepath.Join(t.TempDir(), "lake") + "/"
 	conn := pgtest.Connect(t, dsn)
 	if _, err := ducklake.Init(ctx, conn, ducklake.InitOptions{DataPath: data}); err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/duckicelake/duckicelake/internal/objstore"
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
 // countingWriter counts calls to a Store.
@@ -114,9 +115,7 @@ func TestMaterializerOneBuildPerKey(t *testing.T) {
 			results[i] = r
 		}()
 	}
-	for m.Builds() == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	testsupport.WaitFor(t, "the first build to start", func() bool { return m.Builds() > 0 })
 	time.Sleep(20 * time.Millisecond) // let the others join the flight
 	close(src.gate)
 	wg.Wait()
@@ -139,16 +138,7 @@ func TestMaterializerCallerGivesUp(t *testing.T) {
 		t.Fatalf("Materialize = %v, want the deadline", err)
 	}
 	close(src.gate) // the build goes on and lands in the cache
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if _, ok := m.Cached(1, 6); ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the abandoned build never finished")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testsupport.WaitFor(t, "the abandoned build to land in the cache", func() bool { _, ok := m.Cached(1, 6); return ok })
 }
 
 func TestMaterializerErrorsAndEviction(t *testing.T) {

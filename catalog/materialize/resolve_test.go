@@ -4,14 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
-	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
 	"github.com/duckicelake/duckicelake/catalog/materialize"
 	"github.com/duckicelake/duckicelake/internal/objstore"
+	"github.com/duckicelake/duckicelake/internal/testsupport"
+	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
 // TestMaterializerResolves runs the DuckDB scenario (then DuckDB's flush,
@@ -23,7 +23,7 @@ import (
 func TestMaterializerResolves(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.Database(t)
-	python(t)
+	testsupport.Python(t)
 	data := filepath.Join(t.TempDir(), "lake") + "/"
 	conn := pgtest.Connect(t, dsn)
 	if _, err := ducklake.Init(ctx, conn, ducklake.InitOptions{DataPath: data}); err != nil {
@@ -215,14 +215,11 @@ func TestMaterializerResolves(t *testing.T) {
 func TestMaterializerAfterDuckDBExpiry(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.Database(t)
-	py := python(t)
+	testsupport.Python(t)
 	data := filepath.Join(t.TempDir(), "lake") + "/"
 	duck := func(stmts ...string) {
 		t.Helper()
-		cmd := exec.Command(py, append([]string{filepath.Join(repoRoot(t), "test", "catalog", "rest_duckdb.py"), dsn, data}, stmts...)...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%q: %v\n%s", stmts, err, out)
-		}
+		testsupport.DuckDB(t, nil, dsn, data, stmts...)
 	}
 	duck("CALL l.set_option('data_inlining_row_limit', 0)",
 		"CREATE TABLE l.t(id BIGINT)", // 1

@@ -1,9 +1,7 @@
 package materialize_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -19,10 +17,11 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
-	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
 	"github.com/duckicelake/duckicelake/catalog/iceberg"
 	"github.com/duckicelake/duckicelake/catalog/materialize"
 	"github.com/duckicelake/duckicelake/internal/objstore"
+	"github.com/duckicelake/duckicelake/internal/testsupport"
+	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
 // TestMaterialiseV3MatchesDuckDB runs the DuckDB scenario of
@@ -36,7 +35,7 @@ import (
 func TestMaterialiseV3MatchesDuckDB(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.Database(t)
-	py := python(t)
+	py := testsupport.Python(t)
 	data := filepath.Join(t.TempDir(), "lake") + "/"
 	conn := pgtest.Connect(t, dsn)
 	if _, err := ducklake.Init(ctx, conn, ducklake.InitOptions{DataPath: data}); err != nil {
@@ -336,15 +335,7 @@ func checkRowIDs(t *testing.T, py, dsn, data string, meta map[string]*materializ
 // v3Scenario runs testdata/v3_scenario.py mode args and decodes its report.
 func v3Scenario(t *testing.T, py string, out any, mode string, args ...string) {
 	t.Helper()
-	cmd := exec.Command(py, append([]string{filepath.Join("testdata", "v3_scenario.py"), mode}, args...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("v3_scenario.py %s: %v\n%s", mode, err, stderr.String())
-	}
-	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
-		t.Fatalf("v3_scenario.py %s: bad report: %v\n%s", mode, err, stdout.String())
-	}
+	testsupport.RunJSON(t, exec.Command(py, append([]string{filepath.Join("testdata", "v3_scenario.py"), mode}, args...)...), out)
 }
 
 func clip(v [][2]int64) string {

@@ -24,6 +24,7 @@ import (
 	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/internal/creds"
 	"github.com/duckicelake/duckicelake/internal/s3proto"
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 	"github.com/duckicelake/duckicelake/sigv4"
 )
 
@@ -92,12 +93,7 @@ func newSignFixture(t *testing.T, authz governance.Authorizer, mod func(*Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	go srv.Serve(ln) //nolint:errcheck // ends at Shutdown
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx) //nolint:errcheck
-	})
+	testsupport.Serve(t, ln, srv.Serve, srv.Shutdown)
 	f.gw = "http://" + ln.Addr().String()
 
 	cfg := Config{Name: "lake", GatewayURL: f.gw, Region: "us-east-1"}

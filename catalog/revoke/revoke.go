@@ -72,8 +72,6 @@ type Store struct {
 	entries atomic.Pointer[map[string]int64]
 	mu      sync.Mutex
 
-	loaded    chan struct{} // closed after the first load
-	loadOnce  sync.Once
 	lastErr   atomic.Pointer[error]
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
@@ -83,22 +81,21 @@ type Store struct {
 var _ creds.Revocations = (*Store)(nil)
 
 // Open starts a Store: its listener connects, listens on Channel and loads
-// the table, and Open returns once that first load is done, so a process
-// never verifies credentials against an empty list. ctx bounds only this
-// wait; the Store runs until Close.
+// the table, and Open returns once that first load is done and the Store is
+// Synced, so a process never verifies credentials against an empty list.
+// ctx bounds only this wait; the Store runs until Close.
 func Open(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error) {
 	schema := opts.Schema
 	if schema == "" {
 		schema = "public"
 	}
 	s := &Store{
-		pool:   pool,
-		table:  pgx.Identifier{schema, "duckicelake_revocation"}.Sanitize(),
-		grace:  orDefault(opts.Grace, DefaultGrace),
-		sweep:  orDefault(opts.SweepInterval, DefaultSweepInterval),
-		now:    opts.Now,
-		log:    opts.Logger,
-		loaded: make(chan struct{}),
+		pool:  pool,
+		table: pgx.Identifier{schema, "duckicelake_revocation"}.Sanitize(),
+		grace: orDefault(opts.Grace, DefaultGrace),
+		sweep: orDefault(opts.SweepInterval, DefaultSweepInterval),
+		now:   opts.Now,
+		log:   opts.Logger,
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -136,17 +133,16 @@ func Open(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error)
 		defer s.wg.Done()
 		s.sweeper(runCtx)
 	}()
-	select {
-	case <-s.loaded:
-		return s, nil
-	case <-ctx.Done():
+	// Connected comes just after OnReconnect (the load) has returned:
+	// waiting for it rather than for the load makes Synced hold on return.
+	if err := s.listener.WaitConnected(ctx); err != nil {
 		s.Close()
-		err := fmt.Errorf("revoke: open: %w", ctx.Err())
 		if last := s.lastErr.Load(); last != nil {
-			err = fmt.Errorf("revoke: open: %w (last error: %w)", ctx.Err(), *last)
+			return nil, fmt.Errorf("revoke: open: %w (last error: %w)", err, *last)
 		}
-		return nil, err
+		return nil, fmt.Errorf("revoke: open: %w", err)
 	}
+	return s, nil
 }
 
 // Close stops the listener and the sweeper and waits for them. Revoked keeps
@@ -269,7 +265,6 @@ func (s *Store) reload(ctx context.Context) error {
 		return fmt.Errorf("revoke: load: %w", err)
 	}
 	s.entries.Store(&next)
-	s.loadOnce.Do(func() { close(s.loaded) })
 	return nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,10 +13,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
-	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
 	"github.com/duckicelake/duckicelake/catalog/revoke"
 	"github.com/duckicelake/duckicelake/internal/creds"
 	"github.com/duckicelake/duckicelake/internal/pgnotify"
+	"github.com/duckicelake/duckicelake/internal/testsupport"
+	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
 // catalogDB makes a database with an initialised catalog in schema and
@@ -25,11 +25,7 @@ import (
 func catalogDB(t *testing.T, schema string) (string, *pgxpool.Pool) {
 	t.Helper()
 	dsn := pgtest.Database(t)
-	pool, err := pgxpool.New(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool := pgtest.Pool(t, dsn)
 	if _, err := ducklake.Init(context.Background(), pool, ducklake.InitOptions{DataPath: "s3://lake/data/", Schema: schema}); err != nil {
 		t.Fatal(err)
 	}
@@ -46,42 +42,6 @@ func open(t *testing.T, pool *pgxpool.Pool, opts revoke.Options) *revoke.Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
-// checkNoLeaks fails t if a goroutine of this package or of pgnotify
-// outlives t's cleanups. Register it first.
-func checkNoLeaks(t *testing.T) {
-	t.Cleanup(func() {
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			buf := make([]byte, 1<<20)
-			var leaked []string
-			for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
-				if strings.Contains(g, "/catalog/revoke.") || strings.Contains(g, "/internal/pgnotify.") {
-					leaked = append(leaked, g)
-				}
-			}
-			if len(leaked) == 0 {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Errorf("leaked goroutines:\n%s", strings.Join(leaked, "\n\n"))
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	})
 }
 
 // gatedConnect connects with application_name app unless blocked is set.
@@ -104,7 +64,7 @@ func gatedConnect(t *testing.T, dsn, app string, blocked *atomic.Bool) pgnotify.
 func vendID(i int) string { return fmt.Sprintf("%032x", i) }
 
 func TestRevokePropagates(t *testing.T) {
-	checkNoLeaks(t)
+	testsupport.CheckNoLeaks(t, "catalog/revoke", "internal/pgnotify")
 	_, pool := catalogDB(t, "")
 	a := open(t, pool, revoke.Options{})
 	b := open(t, pool, revoke.Options{})
@@ -119,7 +79,7 @@ func TestRevokePropagates(t *testing.T) {
 		if !a.Revoked(id) {
 			t.Fatalf("the revoking process does not see %s at once", id)
 		}
-		waitFor(t, "the other process to see "+id, func() bool { return b.Revoked(id) })
+		testsupport.WaitFor(t, "the other process to see "+id, func() bool { return b.Revoked(id) })
 		if i == 0 {
 			t.Logf("revocation reached the other process in %v", time.Since(start))
 		}
@@ -150,7 +110,7 @@ func TestRevokePropagates(t *testing.T) {
 }
 
 func TestRevokeSeenAfterReconnect(t *testing.T) {
-	checkNoLeaks(t)
+	testsupport.CheckNoLeaks(t, "catalog/revoke", "internal/pgnotify")
 	dsn, pool := catalogDB(t, "")
 	admin := pgtest.Connect(t, dsn)
 	a := open(t, pool, revoke.Options{})
@@ -167,7 +127,7 @@ func TestRevokeSeenAfterReconnect(t *testing.T) {
 		FROM pg_stat_activity WHERE application_name = 'revoke-b'`).Scan(&n); err != nil || n != 1 {
 		t.Fatalf("terminated %d backends (%v)", n, err)
 	}
-	waitFor(t, "b to notice", func() bool { return !b.Synced() })
+	testsupport.WaitFor(t, "b to notice", func() bool { return !b.Synced() })
 
 	id := vendID(1)
 	if err := a.Revoke(context.Background(), id, time.Now().Add(time.Hour)); err != nil {
@@ -178,7 +138,7 @@ func TestRevokeSeenAfterReconnect(t *testing.T) {
 		t.Fatal("b saw a revocation without a connection")
 	}
 	blocked.Store(false)
-	waitFor(t, "b to reload after reconnecting", func() bool { return b.Revoked(id) })
+	testsupport.WaitFor(t, "b to reload after reconnecting", func() bool { return b.Revoked(id) })
 	if !b.Synced() {
 		t.Error("not synced after reload")
 	}
@@ -186,13 +146,13 @@ func TestRevokeSeenAfterReconnect(t *testing.T) {
 	if err := a.Revoke(context.Background(), vendID(2), time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "notification after reconnect", func() bool { return b.Revoked(vendID(2)) })
+	testsupport.WaitFor(t, "notification after reconnect", func() bool { return b.Revoked(vendID(2)) })
 }
 
 // An operator may revoke with plain SQL and a bare-id NOTIFY: every process
 // reloads the table.
 func TestRevokeByHand(t *testing.T) {
-	checkNoLeaks(t)
+	testsupport.CheckNoLeaks(t, "catalog/revoke", "internal/pgnotify")
 	_, pool := catalogDB(t, "lake meta")
 	s := open(t, pool, revoke.Options{Schema: "lake meta"})
 	_, err := pool.Exec(context.Background(), `INSERT INTO "lake meta".duckicelake_revocation VALUES ('by-hand', now() + interval '1 hour');
@@ -200,11 +160,11 @@ func TestRevokeByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "reload on a bare-id notification", func() bool { return s.Revoked("by-hand") })
+	testsupport.WaitFor(t, "reload on a bare-id notification", func() bool { return s.Revoked("by-hand") })
 }
 
 func TestRevokeSweeps(t *testing.T) {
-	checkNoLeaks(t)
+	testsupport.CheckNoLeaks(t, "catalog/revoke", "internal/pgnotify")
 	_, pool := catalogDB(t, "")
 	var now atomic.Int64
 	now.Store(time.Now().Unix())
@@ -230,14 +190,14 @@ func TestRevokeSweeps(t *testing.T) {
 		}
 		return n
 	}
-	waitFor(t, "sweep of the expired entry", func() bool { return !s.Revoked("long-expired") && rowsLeft() == 2 })
+	testsupport.WaitFor(t, "sweep of the expired entry", func() bool { return !s.Revoked("long-expired") && rowsLeft() == 2 })
 	if !s.Revoked("soon") || !s.Revoked("later") {
 		t.Fatal("sweep dropped live entries")
 	}
 	// Three minutes on, "soon" is past its grace in memory (the table is
 	// swept on the server's clock, which has not moved).
 	now.Add(int64((3 * time.Minute).Seconds()))
-	waitFor(t, "memory sweep", func() bool { return !s.Revoked("soon") })
+	testsupport.WaitFor(t, "memory sweep", func() bool { return !s.Revoked("soon") })
 	if !s.Revoked("later") || s.Len() != 1 {
 		t.Errorf("Len = %d after sweep, want 1", s.Len())
 	}
@@ -254,17 +214,12 @@ func TestRevokeInvalid(t *testing.T) {
 }
 
 func TestOpenFails(t *testing.T) {
-	checkNoLeaks(t)
+	testsupport.CheckNoLeaks(t, "catalog/revoke", "internal/pgnotify")
 	t.Run("no sidecar table", func(t *testing.T) {
-		dsn := pgtest.Database(t)
-		pool, err := pgxpool.New(context.Background(), dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer pool.Close()
+		pool := pgtest.Pool(t, pgtest.Database(t))
 		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 		defer cancel()
-		_, err = revoke.Open(ctx, pool, revoke.Options{})
+		_, err := revoke.Open(ctx, pool, revoke.Options{})
 		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "duckicelake_revocation") {
 			t.Errorf("Open = %v, want a deadline error naming the missing table", err)
 		}
@@ -285,7 +240,7 @@ func TestOpenFails(t *testing.T) {
 // The keyring consults the store: a credential revoked by one process fails
 // verification in another.
 func TestKeyringRevocation(t *testing.T) {
-	checkNoLeaks(t)
+	testsupport.CheckNoLeaks(t, "catalog/revoke", "internal/pgnotify")
 	_, pool := catalogDB(t, "")
 	catalog := open(t, pool, revoke.Options{})
 	gateway := open(t, pool, revoke.Options{})
@@ -304,7 +259,7 @@ func TestKeyringRevocation(t *testing.T) {
 	if err := catalog.Revoke(context.Background(), m.VendID, m.Expiry); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the gateway to refuse the credential", func() bool {
+	testsupport.WaitFor(t, "the gateway to refuse the credential", func() bool {
 		_, _, err := kr.Verify(m.AccessKeyID, m.SessionToken, time.Now())
 		return errors.Is(err, creds.ErrRevoked)
 	})

@@ -9,8 +9,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
 	"github.com/duckicelake/duckicelake/internal/config"
+	"github.com/duckicelake/duckicelake/internal/testsupport"
+	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
 // TestInitBucket: with the upstream configured, init creates a missing
@@ -19,9 +20,9 @@ import (
 // says what to fix and creates no catalog.
 func TestInitBucket(t *testing.T) {
 	dsn := pgtest.Database(t)
-	gw := startVersitygw(t)
-	root := rootS3Client(&config.Upstream{Endpoint: gw.endpoint, Region: "us-east-1", PathStyle: true,
-		AccessKey: gw.key, SecretKey: config.Secret(gw.secret)})
+	gw := testsupport.NewVersitygw(t, testsupport.VersitygwOptions{Buckets: []string{"lake"}})
+	root := rootS3Client(&config.Upstream{Endpoint: gw.Endpoint, Region: "us-east-1", PathStyle: true,
+		AccessKey: gw.AccessKey, SecretKey: config.Secret(gw.SecretKey)})
 	ctx := context.Background()
 	if _, err := root.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("lake"), Key: aws.String("data/keep"),
 		Body: strings.NewReader("x")}); err != nil {
@@ -45,7 +46,7 @@ func TestInitBucket(t *testing.T) {
 		return ok
 	}
 	upstream := func(endpoint, secret string) map[string]string {
-		return map[string]string{"DUCKICELAKE_UPSTREAM_ENDPOINT": endpoint, "DUCKICELAKE_UPSTREAM_ACCESS_KEY": gw.key,
+		return map[string]string{"DUCKICELAKE_UPSTREAM_ENDPOINT": endpoint, "DUCKICELAKE_UPSTREAM_ACCESS_KEY": gw.AccessKey,
 			"DUCKICELAKE_UPSTREAM_SECRET_KEY": secret, "DUCKICELAKE_UPSTREAM_PATH_STYLE": "true"}
 	}
 	for _, tc := range []struct {
@@ -54,20 +55,20 @@ func TestInitBucket(t *testing.T) {
 		code                   int
 		out                    []string // on stdout (code 0) or stderr
 	}{
-		{"bucket missing", "fresh", "s3://fresh/data/", upstream(gw.endpoint, gw.secret), 0, []string{
-			`created bucket "fresh" on upstream ` + gw.endpoint,
+		{"bucket missing", "fresh", "s3://fresh/data/", upstream(gw.Endpoint, gw.SecretKey), 0, []string{
+			`created bucket "fresh" on upstream ` + gw.Endpoint,
 			"data path s3://fresh/data/ is writable (put and deleted s3://fresh/data/.duckicelake-init-check)",
 			`created DuckLake 1.0 catalog in schema "fresh"`}},
-		{"bucket present", "lake", "s3://lake/data/", upstream(gw.endpoint, gw.secret), 0, []string{
-			`bucket "lake" exists on upstream ` + gw.endpoint, "data path s3://lake/data/ is writable",
+		{"bucket present", "lake", "s3://lake/data/", upstream(gw.Endpoint, gw.SecretKey), 0, []string{
+			`bucket "lake" exists on upstream ` + gw.Endpoint, "data path s3://lake/data/ is writable",
 			`created DuckLake 1.0 catalog in schema "lake"`}},
-		{"existing catalog's data path", "lake", "", upstream(gw.endpoint, gw.secret), 0, []string{
+		{"existing catalog's data path", "lake", "", upstream(gw.Endpoint, gw.SecretKey), 0, []string{
 			`bucket "lake" exists`, "data path s3://lake/data/ is writable", `catalog in schema "lake" exists`}},
-		{"bad secret", "badsecret", "s3://other/data/", upstream(gw.endpoint, "wrong"), 1, []string{
+		{"bad secret", "badsecret", "s3://other/data/", upstream(gw.Endpoint, "wrong"), 1, []string{
 			"SignatureDoesNotMatch", "check upstream.secret_key"}},
-		{"bad secret, bucket present", "badsecret", "s3://lake/data/", upstream(gw.endpoint, "wrong"), 1, []string{
+		{"bad secret, bucket present", "badsecret", "s3://lake/data/", upstream(gw.Endpoint, "wrong"), 1, []string{
 			"check upstream.secret_key"}},
-		{"wrong endpoint", "deadend", "s3://lake/data/", upstream(deadEndpoint(t), gw.secret), 1, []string{
+		{"wrong endpoint", "deadend", "s3://lake/data/", upstream("http://"+testsupport.FreeAddr(t), gw.SecretKey), 1, []string{
 			"cannot reach the upstream: check upstream.endpoint"}},
 		{"no upstream", "noupstream", "s3://nowhere/data/", nil, 0, []string{
 			"skipped the bucket check: no upstream configured", `created DuckLake 1.0 catalog in schema "noupstream"`}},
@@ -77,8 +78,8 @@ func TestInitBucket(t *testing.T) {
 			if tc.dataPath != "" {
 				args = append(args, "-data-path", tc.dataPath)
 			}
-			var stdout, stderr lockedBuffer
-			code := initCatalogCmd(ctx, args, &stdout, &stderr, envOf(tc.env))
+			var stdout, stderr testsupport.SyncBuffer
+			code := initCatalogCmd(ctx, args, &stdout, &stderr, testsupport.LookupEnv(tc.env))
 			got := stdout.String()
 			if tc.code != 0 {
 				got = stderr.String()

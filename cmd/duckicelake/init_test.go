@@ -10,7 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
+	"github.com/duckicelake/duckicelake/internal/testsupport"
+	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
 // TestInitReadsConfig: init takes catalog.dsn, catalog.data_path and
@@ -59,8 +60,8 @@ func TestInitReadsConfig(t *testing.T) {
 		{"argument", nil, []string{"extra"}, 2, `unexpected argument "extra"`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var stdout, stderr lockedBuffer
-			code := initCatalogCmd(context.Background(), tc.args, &stdout, &stderr, envOf(tc.env))
+			var stdout, stderr testsupport.SyncBuffer
+			code := initCatalogCmd(context.Background(), tc.args, &stdout, &stderr, testsupport.LookupEnv(tc.env))
 			got := stdout.String()
 			if tc.code != 0 {
 				got = stderr.String()

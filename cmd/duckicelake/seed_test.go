@@ -10,10 +10,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
-	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
 	"github.com/duckicelake/duckicelake/governance/govtest"
 	"github.com/duckicelake/duckicelake/governance/store"
 	"github.com/duckicelake/duckicelake/internal/duckenv"
+	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
 // TestSeed loads the sample through DuckLake into a real catalog on the

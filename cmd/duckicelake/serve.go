@@ -223,6 +223,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer,
 	if err := admin.ShutdownWithContext(sctx); err != nil {
 		logger.Warn("admin shutdown did not complete", zap.Error(err))
 	}
+	// fasthttp's Shutdown closes only the listeners its Serve has
+	// registered: one whose goroutine had not got that far would stay open
+	// (and the admin one accept forever).
+	ln.Close()
+	aln.Close()
 	if cat != nil {
 		// No request runs any more: stop the watchers and the revocation
 		// list, then close the pool.

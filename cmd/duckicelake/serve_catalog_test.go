@@ -10,37 +10,29 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/valyala/fasthttp"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
-	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
+	"github.com/duckicelake/duckicelake/internal/testsupport"
+	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
 const testTokenKey = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
 func catalogEnv(t *testing.T, dsn string) map[string]string {
-	return map[string]string{
-		"DUCKICELAKE_UPSTREAM_ENDPOINT":   deadEndpoint(t),
-		"DUCKICELAKE_UPSTREAM_ACCESS_KEY": "BACKEND",
-		"DUCKICELAKE_UPSTREAM_SECRET_KEY": "backend-secret",
-		"DUCKICELAKE_MINT_KEYS":           "k1:" + strings.Repeat("ab", 32),
-		"DUCKICELAKE_PG_DSN":              dsn,
-		"DUCKICELAKE_OAUTH_TOKEN_KEY":     testTokenKey,
-		"DUCKICELAKE_OAUTH_CLIENTS":       "etl:etl-secret|*",
-	}
+	env := serveEnv(t)
+	env["DUCKICELAKE_PG_DSN"] = dsn
+	env["DUCKICELAKE_OAUTH_TOKEN_KEY"] = testTokenKey
+	env["DUCKICELAKE_OAUTH_CLIENTS"] = "etl:etl-secret|*"
+	return env
 }
 
 func initCatalog(t *testing.T, dsn, dataPath string) {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := pgtest.Connect(t, dsn)
 	if _, err := ducklake.Init(ctx, conn, ducklake.InitOptions{DataPath: dataPath}); err != nil {
 		t.Fatal(err)
 	}
@@ -55,25 +47,8 @@ func TestServeCatalog(t *testing.T) {
 	initCatalog(t, dsn, "s3://lake/data/")
 	env := catalogEnv(t, dsn)
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var stdout, stderr lockedBuffer
-	addrs := make(chan [2]net.Addr, 1)
-	done := make(chan int, 1)
-	go func() {
-		done <- serve(ctx, []string{"-gateway.listen", "127.0.0.1:0", "-catalog.listen", "127.0.0.1:0",
-			"-upstream.connect_timeout", "1s", "-catalog.data_path", "s3://lake/data"}, &stdout, &stderr, envOf(env),
-			func(s3, admin net.Addr) { addrs <- [2]net.Addr{s3, admin} })
-	}()
-	var admin, gw string
-	select {
-	case a := <-addrs:
-		gw, admin = "http://"+a[0].String(), "http://"+a[1].String()
-	case code := <-done:
-		t.Fatalf("serve exited %d: %s%s", code, stdout.String(), stderr.String())
-	case <-time.After(30 * time.Second):
-		t.Fatal("serve did not start")
-	}
+	rs := startServe(t, env, "-upstream.connect_timeout", "1s", "-catalog.data_path", "s3://lake/data")
+	gw, admin := rs.gateway, rs.admin
 
 	do := func(req *http.Request) (int, string) {
 		resp, err := http.DefaultClient.Do(req)
@@ -122,16 +97,8 @@ func TestServeCatalog(t *testing.T) {
 		t.Fatalf("/readyz: %d %s", st, body)
 	}
 
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("exit %d: %s", code, stderr.String())
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not stop")
-	}
-	out := stdout.String()
+	rs.stop()
+	out := rs.stdout.String()
 	for _, want := range []string{`"msg":"catalog serving"`, `"eager":true`, `"revocations_in_postgres":true`, `"msg":"stopped"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("log lacks %s:\n%s", want, out)
@@ -175,16 +142,16 @@ func TestServeCatalogErrors(t *testing.T) {
 			`catalog.data_path: "s3://other/data/", but the catalog`},
 		{"no token key", initialised, map[string]string{"DUCKICELAKE_OAUTH_TOKEN_KEY": ""}, nil, 2, "oauth.token_key: required"},
 		{"bad clients", initialised, map[string]string{"DUCKICELAKE_OAUTH_CLIENTS": "nosecret"}, nil, 2, "oauth.clients"},
-		{"unreachable", "postgres://postgres@" + strings.TrimPrefix(deadEndpoint(t), "http://") + "/x?connect_timeout=2", nil, nil, 1, "catalog database"},
+		{"unreachable", "postgres://postgres@" + testsupport.FreeAddr(t) + "/x?connect_timeout=2", nil, nil, 1, "catalog database"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := catalogEnv(t, tc.dsn)
 			for k, v := range tc.env {
 				env[k] = v
 			}
-			var stdout, stderr lockedBuffer
+			var stdout, stderr testsupport.SyncBuffer
 			code := serve(context.Background(), append([]string{"-gateway.listen", "127.0.0.1:0", "-catalog.listen", "127.0.0.1:0"}, tc.args...),
-				&stdout, &stderr, envOf(env), func(net.Addr, net.Addr) { t.Error("serve listened") })
+				&stdout, &stderr, testsupport.LookupEnv(env), func(net.Addr, net.Addr) { t.Error("serve listened") })
 			if code != tc.code || !strings.Contains(stderr.String(), tc.want) {
 				t.Fatalf("exit %d, stderr %q; want %d containing %q", code, stderr.String(), tc.code, tc.want)
 			}

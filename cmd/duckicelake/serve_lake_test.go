@@ -2,15 +2,12 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -20,96 +17,31 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
 	"github.com/duckicelake/duckicelake/catalog/materialize"
+	"github.com/duckicelake/duckicelake/internal/testsupport"
+	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
+	"sync"
 )
 
-// repoFile is a path relative to the repository root (this package is two
-// levels below it).
-func repoFile(parts ...string) string {
-	return filepath.Join(append([]string{"..", ".."}, parts...)...)
-}
-
-// venvPython returns the test venv's interpreter; without it the test is
-// skipped, or fails under CI.
-func venvPython(t *testing.T) string {
-	t.Helper()
-	p := os.Getenv("DUCKICELAKE_PYTHON")
-	if p == "" {
-		p, _ = filepath.Abs(repoFile(".venv", "bin", "python"))
-	}
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("no Python venv at %s (scripts/venv.sh makes it)", p)
-		}
-		t.Skipf("no Python venv at %s; run scripts/venv.sh", p)
-	}
-	return p
-}
-
-// testS3 is a versitygw serving bucket "lake" from a temporary directory.
-type testS3 struct{ endpoint, key, secret string }
-
-// startVersitygw starts the repository's versitygw (VERSITYGW_BIN, or
-// bin/versitygw that scripts/versitygw.sh builds); without it the test is
-// skipped, or fails under CI.
-func startVersitygw(t *testing.T) testS3 {
-	t.Helper()
-	bin := os.Getenv("VERSITYGW_BIN")
-	if bin == "" {
-		bin = repoFile("bin", "versitygw")
-	}
-	if _, err := os.Stat(bin); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("no versitygw at %s (scripts/versitygw.sh builds it)", bin)
-		}
-		t.Skipf("no versitygw at %s; run scripts/versitygw.sh", bin)
-	}
-	root := t.TempDir()
-	if err := os.Mkdir(filepath.Join(root, "lake"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	addr := strings.TrimPrefix(deadEndpoint(t), "http://")
-	s := testS3{endpoint: "http://" + addr, key: "servetestroot", secret: "servetestrootsecret"}
-	cmd := exec.Command(bin, "--port", addr, "--region", "us-east-1", "--keep-alive", "--quiet", "posix", root)
-	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY_ID="+s.key, "ROOT_SECRET_ACCESS_KEY="+s.secret)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if resp, err := http.Get(s.endpoint + "/"); err == nil {
-			resp.Body.Close()
-			return s
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("versitygw did not come up on %s", addr)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// runningServe is serve running in this process until the test ends.
+// runningServe is serve running in this process until stop is called or
+// the test ends.
 type runningServe struct {
 	gateway, admin string // http://127.0.0.1:port
-	stdout, stderr *lockedBuffer
+	stdout, stderr *testsupport.SyncBuffer
+	stop           func() // cancels serve's context and waits, failing the test unless it exits 0
 }
 
-// startServe runs serve with env and args (listeners on port 0) and stops
-// it when t ends, failing t if it does not exit cleanly.
+// startServe runs serve with env and args (listeners on port 0) until
+// rs.stop is called or t ends, failing t if it does not exit cleanly.
 func startServe(t *testing.T, env map[string]string, args ...string) *runningServe {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	rs := &runningServe{stdout: &lockedBuffer{}, stderr: &lockedBuffer{}}
+	rs := &runningServe{stdout: &testsupport.SyncBuffer{}, stderr: &testsupport.SyncBuffer{}}
 	addrs := make(chan [2]net.Addr, 1)
 	done := make(chan int, 1)
 	go func() {
 		done <- serve(ctx, append([]string{"-gateway.listen", "127.0.0.1:0", "-catalog.listen", "127.0.0.1:0"}, args...),
-			rs.stdout, rs.stderr, envOf(env), func(s3, admin net.Addr) { addrs <- [2]net.Addr{s3, admin} })
+			rs.stdout, rs.stderr, testsupport.LookupEnv(env), func(s3, admin net.Addr) { addrs <- [2]net.Addr{s3, admin} })
 	}()
 	select {
 	case a := <-addrs:
@@ -121,7 +53,7 @@ func startServe(t *testing.T, env map[string]string, args ...string) *runningSer
 		cancel()
 		t.Fatal("serve did not start")
 	}
-	t.Cleanup(func() {
+	rs.stop = sync.OnceFunc(func() {
 		cancel()
 		select {
 		case code := <-done:
@@ -132,6 +64,7 @@ func startServe(t *testing.T, env map[string]string, args ...string) *runningSer
 			t.Error("serve did not stop")
 		}
 	})
+	t.Cleanup(rs.stop)
 	return rs
 }
 
@@ -208,17 +141,9 @@ func (rs *runningServe) loadTable(t *testing.T, token, ns, table string) loadedT
 }
 
 // runPython runs testdata/lake.py and decodes what it prints into out.
-func runPython(t *testing.T, py string, out any, args ...string) {
+func runPython(t *testing.T, out any, args ...string) {
 	t.Helper()
-	cmd := exec.Command(py, append([]string{filepath.Join("testdata", "lake.py")}, args...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("lake.py %s: %v\n%s", args[0], err, stderr.String())
-	}
-	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
-		t.Fatalf("lake.py %s: %v\n%s", args[0], err, stdout.String())
-	}
+	testsupport.RunPython(t, out, filepath.Join("testdata", "lake.py"), args...)
 }
 
 // TestServeLakeMaterializes: serve's catalog on a DuckLake that a real
@@ -228,22 +153,22 @@ func runPython(t *testing.T, py string, out any, args ...string) {
 // with deletion vectors made from DuckDB's delete files in S3, and PyIceberg
 // reads it through the catalog and the gateway exactly as DuckDB does.
 func TestServeLakeMaterializes(t *testing.T) {
-	py := venvPython(t)
-	s3 := startVersitygw(t)
+	testsupport.Python(t)
+	s3 := testsupport.NewVersitygw(t, testsupport.VersitygwOptions{Buckets: []string{"lake"}})
 	dsn := pgtest.Database(t)
 	const dataPath = "s3://lake/data/"
 	initCatalog(t, dsn, dataPath)
 	env := catalogEnv(t, dsn)
-	env["DUCKICELAKE_UPSTREAM_ENDPOINT"] = s3.endpoint
-	env["DUCKICELAKE_UPSTREAM_ACCESS_KEY"] = s3.key
-	env["DUCKICELAKE_UPSTREAM_SECRET_KEY"] = s3.secret
+	env["DUCKICELAKE_UPSTREAM_ENDPOINT"] = s3.Endpoint
+	env["DUCKICELAKE_UPSTREAM_ACCESS_KEY"] = s3.AccessKey
+	env["DUCKICELAKE_UPSTREAM_SECRET_KEY"] = s3.SecretKey
 	// Without the eager path every build is a LoadTable's.
 	rs := startServe(t, env, "-catalog.eager=false")
 	// pgtest's DSN is libpq key=value, the form DuckDB's ATTACH takes.
 	duck := func(sql ...string) [][][]any {
 		t.Helper()
 		var out [][][]any
-		runPython(t, py, &out, append([]string{"duckdb", dsn, dataPath, s3.endpoint, s3.key, s3.secret}, sql...)...)
+		runPython(t, &out, append([]string{"duckdb", dsn, dataPath, s3.Endpoint, s3.AccessKey, s3.SecretKey}, sql...)...)
 		return out
 	}
 	duck("CREATE TABLE l.a (id BIGINT, v VARCHAR)",
@@ -268,7 +193,7 @@ func TestServeLakeMaterializes(t *testing.T) {
 	// A commit to b: LoadTable of b sees it (after catalog.snapshot_ttl),
 	// with one build; a is answered as before without one.
 	duck("INSERT INTO l.b VALUES (1)")
-	waitFor(t, "b's insert", func() bool {
+	testsupport.WaitFor(t, "b's insert", func() bool {
 		b := rs.loadTable(t, tok, "main", "b")
 		return b.Metadata.CurrentSnapshotID != nil
 	})
@@ -297,7 +222,7 @@ func TestServeLakeMaterializes(t *testing.T) {
 	}
 	duck("INSERT INTO l.b VALUES (2)")
 	var a3 loadedTable
-	waitFor(t, "a in format version 3", func() bool {
+	testsupport.WaitFor(t, "a in format version 3", func() bool {
 		a3 = rs.loadTable(t, tok, "main", "a")
 		return a3.Metadata.FormatVersion == 3
 	})
@@ -324,7 +249,7 @@ func TestServeLakeMaterializes(t *testing.T) {
 		IDs           []int64  `json:"ids"`
 		DeleteFormats []string `json:"delete_formats"`
 	}
-	runPython(t, py, &read, "pyiceberg", rs.admin, "etl:etl-secret", "main", "a")
+	runPython(t, &read, "pyiceberg", rs.admin, "etl:etl-secret", "main", "a")
 	if read.FormatVersion != 3 || read.Endpoint != rs.gateway || !slices.Equal(read.IDs, want) {
 		t.Errorf("PyIceberg: format version %d, endpoint %s, %d ids; DuckDB %d ids (%v…)", read.FormatVersion, read.Endpoint,
 			len(read.IDs), len(want), want[:min(5, len(want))])
@@ -334,15 +259,5 @@ func TestServeLakeMaterializes(t *testing.T) {
 	}
 	if len(want) != 2000 {
 		t.Errorf("DuckDB reads %d rows of a, want 2000", len(want))
-	}
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(15 * time.Second); !cond(); {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -1,78 +1,36 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
-	"time"
+
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func envOf(m map[string]string) func(string) (string, bool) {
-	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
-}
-
-func deadEndpoint(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+// serveEnv is the least configuration serve starts with: an upstream that
+// refuses connections and a minting key.
+func serveEnv(t *testing.T) map[string]string {
+	return map[string]string{
+		"DUCKICELAKE_UPSTREAM_ENDPOINT":   "http://" + testsupport.FreeAddr(t),
+		"DUCKICELAKE_UPSTREAM_ACCESS_KEY": "BACKEND",
+		"DUCKICELAKE_UPSTREAM_SECRET_KEY": "backend-secret",
+		"DUCKICELAKE_MINT_KEYS":           "k1:" + strings.Repeat("ab", 32),
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return "http://" + addr
 }
 
 // TestServeLifecycle: serve listens on both listeners, answers S3 requests
 // as S3 (here: an unreachable upstream is 503 XML), serves the admin
 // endpoints, and exits cleanly when its context ends.
 func TestServeLifecycle(t *testing.T) {
-	env := map[string]string{
-		"DUCKICELAKE_UPSTREAM_ENDPOINT":   deadEndpoint(t),
-		"DUCKICELAKE_UPSTREAM_ACCESS_KEY": "BACKEND",
-		"DUCKICELAKE_UPSTREAM_SECRET_KEY": "backend-secret",
-		"DUCKICELAKE_MINT_KEYS":           "k1:" + strings.Repeat("ab", 32),
-		"DUCKICELAKE_ROOT_ACCESS_KEY":     "OPERATORROOT",
-		"DUCKICELAKE_ROOT_SECRET_KEY":     strings.Repeat("s", 40),
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var stdout, stderr lockedBuffer
-	addrs := make(chan [2]net.Addr, 1)
-	done := make(chan int, 1)
-	go func() {
-		done <- serve(ctx, []string{"-gateway.listen", "127.0.0.1:0", "-catalog.listen", "127.0.0.1:0",
-			"-upstream.connect_timeout", "1s"}, &stdout, &stderr, envOf(env),
-			func(s3, admin net.Addr) { addrs <- [2]net.Addr{s3, admin} })
-	}()
-	var a [2]net.Addr
-	select {
-	case a = <-addrs:
-	case code := <-done:
-		t.Fatalf("serve exited %d: %s%s", code, stdout.String(), stderr.String())
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not start")
-	}
+	env := serveEnv(t)
+	env["DUCKICELAKE_ROOT_ACCESS_KEY"] = "OPERATORROOT"
+	env["DUCKICELAKE_ROOT_SECRET_KEY"] = strings.Repeat("s", 40)
+	rs := startServe(t, env, "-upstream.connect_timeout", "1s")
+	gw, admin := strings.TrimPrefix(rs.gateway, "http://"), strings.TrimPrefix(rs.admin, "http://")
 
 	get := func(url string) (int, string) {
 		resp, err := http.Get(url)
@@ -83,31 +41,23 @@ func TestServeLifecycle(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	if st, _ := get("http://" + a[1].String() + "/healthz"); st != 200 {
+	if st, _ := get("http://" + admin + "/healthz"); st != 200 {
 		t.Fatalf("/healthz %d", st)
 	}
-	if st, body := get("http://" + a[1].String() + "/readyz"); st != 503 {
+	if st, body := get("http://" + admin + "/readyz"); st != 503 {
 		t.Fatalf("/readyz with a dead upstream: %d %s", st, body)
 	}
-	if st, body := get("http://" + a[1].String() + "/metrics"); st != 200 || !strings.Contains(body, "go_goroutines") {
+	if st, body := get("http://" + admin + "/metrics"); st != 200 || !strings.Contains(body, "go_goroutines") {
 		t.Fatalf("/metrics %d", st)
 	}
 	// Anonymous: refused as S3 does, before the upstream is involved.
-	if st, body := get("http://" + a[0].String() + "/lake/key"); st != 403 || !strings.Contains(body, "<Code>AccessDenied</Code>") {
+	if st, body := get("http://" + gw + "/lake/key"); st != 403 || !strings.Contains(body, "<Code>AccessDenied</Code>") {
 		t.Fatalf("S3 listener: %d %s", st, body)
 	}
 
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("exit %d: %s", code, stderr.String())
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not stop")
-	}
-	out := stdout.String()
-	for _, want := range []string{`"msg":"duckicelake serving"`, `"gateway":"` + a[0].String() + `"`, `"msg":"stopped"`, `"msg":"s3"`} {
+	rs.stop()
+	out := rs.stdout.String()
+	for _, want := range []string{`"msg":"duckicelake serving"`, `"gateway":"` + gw + `"`, `"msg":"stopped"`, `"msg":"s3"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("log lacks %s:\n%s", want, out)
 		}
@@ -134,11 +84,34 @@ func TestServeConfigErrors(t *testing.T) {
 		{"stray argument", map[string]string{}, []string{"extra"}, "unexpected argument"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var stdout, stderr lockedBuffer
-			code := serve(context.Background(), tc.args, &stdout, &stderr, envOf(tc.env), nil)
+			var stdout, stderr testsupport.SyncBuffer
+			code := serve(context.Background(), tc.args, &stdout, &stderr, testsupport.LookupEnv(tc.env), nil)
 			if code != 2 || !strings.Contains(stderr.String(), tc.want) {
 				t.Fatalf("exit %d, stderr %q; want 2 naming %s", code, stderr.String(), tc.want)
 			}
 		})
+	}
+}
+
+// TestServeStoppedAtOnce: a serve whose context ends as soon as it listens
+// still exits 0 and leaves neither listener open. fasthttp's Shutdown
+// closes only the listeners its Serve has registered; the gateway's and
+// the admin listener's goroutines may not have got that far.
+func TestServeStoppedAtOnce(t *testing.T) {
+	env := serveEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var addrs []net.Addr
+	var stdout, stderr testsupport.SyncBuffer
+	code := serve(ctx, []string{"-gateway.listen", "127.0.0.1:0", "-catalog.listen", "127.0.0.1:0"}, &stdout, &stderr,
+		testsupport.LookupEnv(env), func(s3, admin net.Addr) { addrs = []net.Addr{s3, admin}; cancel() })
+	if code != 0 || len(addrs) != 2 {
+		t.Fatalf("exit %d, listened on %v: %s", code, addrs, stderr.String())
+	}
+	for _, a := range addrs {
+		if c, err := net.Dial("tcp", a.String()); err == nil {
+			c.Close()
+			t.Errorf("%s still accepts connections after serve returned", a)
+		}
 	}
 }

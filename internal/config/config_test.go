@@ -14,16 +14,11 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
 const testKeyHex = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
-
-func envMap(m map[string]string) func(string) (string, bool) {
-	return func(k string) (string, bool) {
-		v, ok := m[k]
-		return v, ok
-	}
-}
 
 func writeFile(t *testing.T, content string) string {
 	t.Helper()
@@ -38,7 +33,7 @@ func TestDefaultIsValid(t *testing.T) {
 	if err := Default().Validate(); err != nil {
 		t.Fatal(err)
 	}
-	c, _, err := Load(nil, envMap(nil))
+	c, _, err := Load(nil, testsupport.LookupEnv(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +45,7 @@ func TestDefaultIsValid(t *testing.T) {
 // The example file documents every setting with its default value.
 func TestExampleFile(t *testing.T) {
 	const path = "../../duckicelake.example.toml"
-	c, _, err := Load([]string{"-config", path}, envMap(nil))
+	c, _, err := Load([]string{"-config", path}, testsupport.LookupEnv(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +98,7 @@ func TestPrecedence(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, _, err := Load(tt.args, envMap(tt.env))
+			c, _, err := Load(tt.args, testsupport.LookupEnv(tt.env))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -188,7 +183,7 @@ func TestEverySetting(t *testing.T) {
 		for k, v := range values {
 			env[EnvName(k)] = v
 		}
-		c, _, err := Load(nil, envMap(env))
+		c, _, err := Load(nil, testsupport.LookupEnv(env))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,7 +201,7 @@ func TestEverySetting(t *testing.T) {
 			}
 			args = append(args, "-"+s.key+"="+values[s.key])
 		}
-		c, _, err := Load(args, envMap(env))
+		c, _, err := Load(args, testsupport.LookupEnv(env))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -273,7 +268,7 @@ extension_directory = "/opt/duckdb/extensions"
 level = "debug"
 format = "console"
 `)
-		c, _, err := Load([]string{"-config", file}, envMap(nil))
+		c, _, err := Load([]string{"-config", file}, testsupport.LookupEnv(nil))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -300,7 +295,7 @@ func TestSecretsHaveNoFlag(t *testing.T) {
 		t.Errorf("usage %q names neither env nor default", f.Usage)
 	}
 	// A bare boolean flag means true.
-	c, _, err := Load([]string{"-dev", "-upstream.path_style=false"}, envMap(nil))
+	c, _, err := Load([]string{"-dev", "-upstream.path_style=false"}, testsupport.LookupEnv(nil))
 	if err != nil || !c.Dev || c.Upstream.PathStyle {
 		t.Errorf("dev=%v path_style=%v err=%v", c != nil && c.Dev, c != nil && c.Upstream.PathStyle, err)
 	}
@@ -383,7 +378,7 @@ func TestValidation(t *testing.T) {
 			if tt.file != "" {
 				args = []string{"-config", writeFile(t, tt.file)}
 			}
-			_, _, err := Load(args, envMap(tt.env))
+			_, _, err := Load(args, testsupport.LookupEnv(tt.env))
 			if err == nil {
 				t.Fatal("loaded")
 			}
@@ -402,12 +397,12 @@ func TestValidation(t *testing.T) {
 }
 
 func TestValidationReportsEveryError(t *testing.T) {
-	_, _, err := Load(nil, envMap(map[string]string{"DUCKICELAKE_LOG_LEVEL": "x", "DUCKICELAKE_LOG_FORMAT": "y"}))
+	_, _, err := Load(nil, testsupport.LookupEnv(map[string]string{"DUCKICELAKE_LOG_LEVEL": "x", "DUCKICELAKE_LOG_FORMAT": "y"}))
 	if err == nil || !strings.Contains(err.Error(), "log.level") || !strings.Contains(err.Error(), "log.format") {
 		t.Errorf("err = %v, want both log.level and log.format", err)
 	}
 	file := writeFile(t, "[gateway]\nlistne = 1\nregoin = 2")
-	_, _, err = Load([]string{"-config", file}, envMap(nil))
+	_, _, err = Load([]string{"-config", file}, testsupport.LookupEnv(nil))
 	if err == nil || !strings.Contains(err.Error(), "gateway.listne") || !strings.Contains(err.Error(), "gateway.regoin") {
 		t.Errorf("err = %v, want both unknown keys", err)
 	}
@@ -432,7 +427,7 @@ func TestPGDSNAlias(t *testing.T) {
 			"DUCKICELAKE_CATALOG_DSN": ""}, "postgres://alias/db"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c, _, err := Load(tt.args, envMap(tt.env))
+			c, _, err := Load(tt.args, testsupport.LookupEnv(tt.env))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -463,22 +458,22 @@ func TestTokenKey(t *testing.T) {
 }
 
 func TestLoadErrors(t *testing.T) {
-	if _, _, err := Load([]string{"-config", "/nonexistent/d.toml"}, envMap(nil)); err == nil || !strings.Contains(err.Error(), "/nonexistent/d.toml") {
+	if _, _, err := Load([]string{"-config", "/nonexistent/d.toml"}, testsupport.LookupEnv(nil)); err == nil || !strings.Contains(err.Error(), "/nonexistent/d.toml") {
 		t.Errorf("missing file: %v", err)
 	}
-	if _, _, err := Load([]string{"-gateway.idle_timeout", "x"}, envMap(nil)); err == nil || !strings.Contains(err.Error(), "-gateway.idle_timeout") {
+	if _, _, err := Load([]string{"-gateway.idle_timeout", "x"}, testsupport.LookupEnv(nil)); err == nil || !strings.Contains(err.Error(), "-gateway.idle_timeout") {
 		t.Errorf("bad flag value: %v", err)
 	}
-	if _, _, err := Load([]string{"-nope"}, envMap(nil)); err == nil || !strings.Contains(err.Error(), "-nope") {
+	if _, _, err := Load([]string{"-nope"}, testsupport.LookupEnv(nil)); err == nil || !strings.Contains(err.Error(), "-nope") {
 		t.Errorf("unknown flag: %v", err)
 	}
-	if _, _, err := Load([]string{"-upstream.secret_key", "s"}, envMap(nil)); err == nil {
+	if _, _, err := Load([]string{"-upstream.secret_key", "s"}, testsupport.LookupEnv(nil)); err == nil {
 		t.Error("a secret was accepted as a flag")
 	}
-	if _, _, err := Load([]string{"-h"}, envMap(nil)); !errors.Is(err, flag.ErrHelp) {
+	if _, _, err := Load([]string{"-h"}, testsupport.LookupEnv(nil)); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("-h: %v", err)
 	}
-	_, fs, err := Load([]string{"-gateway.listen", "127.0.0.1:1", "serve", "x"}, envMap(nil))
+	_, fs, err := Load([]string{"-gateway.listen", "127.0.0.1:1", "serve", "x"}, testsupport.LookupEnv(nil))
 	if err != nil || fmt.Sprint(fs.Args()) != "[serve x]" {
 		t.Errorf("args after flags = %v, %v", fs.Args(), err)
 	}
@@ -568,7 +563,7 @@ func TestGatewayURL(t *testing.T) {
 }
 
 func TestKeyringAndRoot(t *testing.T) {
-	c, _, err := Load(nil, envMap(map[string]string{
+	c, _, err := Load(nil, testsupport.LookupEnv(map[string]string{
 		"DUCKICELAKE_MINT_KEYS":       "new:" + testKeyHex + ",old:" + strings.Repeat("ab", 32),
 		"DUCKICELAKE_MINT_MAX_TTL":    "2h",
 		"DUCKICELAKE_ROOT_ACCESS_KEY": "ROOTADMIN",
@@ -609,7 +604,7 @@ func TestFlagsCompose(t *testing.T) {
 	if err := fs.Parse([]string{"-principal", "alice", "-config", file}); err != nil {
 		t.Fatal(err)
 	}
-	c, err := f.Load(envMap(nil))
+	c, err := f.Load(testsupport.LookupEnv(nil))
 	if err != nil || *principal != "alice" || c.Gateway.Region != "eu-west-1" {
 		t.Errorf("principal %q region %v err %v", *principal, c, err)
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
 var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
@@ -509,9 +511,7 @@ func TestVerifyIntoReuse(t *testing.T) {
 }
 
 func TestVerifyIntoAllocs(t *testing.T) {
-	if raceEnabled {
-		t.Skip("sync.Pool drops items under the race detector")
-	}
+	testsupport.SkipUnderRace(t, "counts allocations")
 	now := t0
 	k := newTestKeyring(t, &now, testKey("k1", 1))
 	k.Revocations = new(RevocationList)

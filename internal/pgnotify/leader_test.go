@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/duckicelake/duckicelake/internal/pgnotify"
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
 func elect(t *testing.T, e *pgnotify.Elector) *pgnotify.Leadership {
@@ -58,14 +59,14 @@ func termOf(t *testing.T, l *pgnotify.Leadership) context.Context {
 }
 
 func TestElectExactlyOneLeader(t *testing.T) {
-	checkNoLeaks(t)
+	testsupport.CheckNoLeaks(t, "internal/pgnotify")
 	dsn, admin := pgDSN(t)
 	key := pgnotify.LockKey("test one leader")
 	var ls []*pgnotify.Leadership
 	for _, app := range []string{"elect-a", "elect-b", "elect-c"} {
 		ls = append(ls, elect(t, &pgnotify.Elector{Connect: connectAs(t, dsn, app, nil), LockKey: key, RetryInterval: 10 * time.Millisecond}))
 	}
-	waitFor(t, "a leader", 10*time.Second, func() bool { n, _ := leaders(ls...); return n == 1 })
+	testsupport.WaitFor(t, "a leader", func() bool { n, _ := leaders(ls...); return n == 1 })
 	// Followers keep retrying; leadership stays put and single.
 	deadline := time.Now().Add(300 * time.Millisecond)
 	_, first := leaders(ls...)
@@ -86,7 +87,7 @@ func TestElectExactlyOneLeader(t *testing.T) {
 }
 
 func TestElectTakeoverOnTerminate(t *testing.T) {
-	checkNoLeaks(t)
+	testsupport.CheckNoLeaks(t, "internal/pgnotify")
 	dsn, admin := pgDSN(t)
 	key := pgnotify.LockKey("test takeover")
 	// a wins the free lock on Elect's first attempt; after losing it, it
@@ -145,14 +146,14 @@ func TestElectTakeoverOnTerminate(t *testing.T) {
 		t.Errorf("Term after Close = %v, want ErrClosed", err)
 	}
 	termOf(t, c)
-	waitFor(t, "b's session gone", 5*time.Second, func() bool { return backends(t, admin, "takeover-b") == 0 })
+	testsupport.WaitFor(t, "b's session gone", func() bool { return backends(t, admin, "takeover-b") == 0 })
 }
 
 // A leader cut off by a silent partition steps down within its health
 // interval, and the server ends its orphaned session, freeing the lock for
 // another process, within the idle timeout.
 func TestElectPartition(t *testing.T) {
-	checkNoLeaks(t)
+	testsupport.CheckNoLeaks(t, "internal/pgnotify")
 	dsn, admin := pgDSN(t)
 	p := newProxy(t, dsn)
 	key := pgnotify.LockKey("test partition")
@@ -181,7 +182,7 @@ func TestElectPartition(t *testing.T) {
 }
 
 func TestElectErrors(t *testing.T) {
-	checkNoLeaks(t)
+	testsupport.CheckNoLeaks(t, "internal/pgnotify")
 	dsn, _ := pgDSN(t)
 	t.Run("connect fails", func(t *testing.T) {
 		e := &pgnotify.Elector{Connect: func(context.Context) (*pgx.Conn, error) { return nil, errors.New("no route") }}

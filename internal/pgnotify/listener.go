@@ -64,6 +64,7 @@ type Listener struct {
 	handlers  map[string]Handler
 	running   bool
 	connected atomic.Bool
+	up        chan struct{} // closed while connected, replaced when the connection is lost; under mu
 }
 
 // Handle registers h for channel, replacing an earlier handler. It must be
@@ -83,6 +84,49 @@ func (l *Listener) Handle(channel string, h Handler) {
 // Connected reports whether the Listener is listening and synced: connected,
 // subscribed, and past OnReconnect.
 func (l *Listener) Connected() bool { return l.connected.Load() }
+
+// WaitConnected waits until the Listener is Connected, or ctx ends. It is
+// how a caller learns that what its OnReconnect loaded is being kept up to
+// date: anything OnReconnect itself signals comes just before the
+// Listener counts as connected.
+func (l *Listener) WaitConnected(ctx context.Context) error {
+	l.mu.Lock()
+	up := l.upLocked()
+	l.mu.Unlock()
+	select {
+	case <-up:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (l *Listener) upLocked() chan struct{} {
+	if l.up == nil {
+		l.up = make(chan struct{})
+		if l.connected.Load() {
+			close(l.up)
+		}
+	}
+	return l.up
+}
+
+// setConnected records the connection state for Connected and
+// WaitConnected.
+func (l *Listener) setConnected(connected bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.connected.Load() == connected {
+		return
+	}
+	up := l.upLocked()
+	l.connected.Store(connected)
+	if connected {
+		close(up)
+	} else {
+		l.up = make(chan struct{})
+	}
+}
 
 // Run listens until ctx ends, reconnecting with backoff whenever the
 // connection is lost, and returns ctx's error. All goroutines it starts
@@ -112,7 +156,7 @@ func (l *Listener) Run(ctx context.Context) error {
 	b := backoff{min: orDefault(l.MinBackoff, DefaultMinBackoff), max: orDefault(l.MaxBackoff, DefaultMaxBackoff)}
 	for {
 		err := l.session(ctx, handlers, &b)
-		l.connected.Store(false)
+		l.setConnected(false)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -143,7 +187,7 @@ func (l *Listener) session(ctx context.Context, handlers map[string]Handler, b *
 			return fmt.Errorf("pgnotify: on reconnect: %w", err)
 		}
 	}
-	l.connected.Store(true)
+	l.setConnected(true)
 	b.reset()
 	health := orDefault(l.HealthInterval, DefaultHealthInterval)
 	for {

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/duckicelake/duckicelake/internal/pgnotify"
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
 // recorder collects notifications and counts OnReconnect calls.
@@ -54,28 +55,8 @@ func (r *recorder) has(channel, payload string) bool {
 	return false
 }
 
-// run starts l.Run and stops it when t ends, checking it returned
-// context.Canceled.
-func run(t *testing.T, l *pgnotify.Listener) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- l.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if !errors.Is(err, context.Canceled) {
-				t.Errorf("Run = %v, want context.Canceled", err)
-			}
-		case <-time.After(5 * time.Second):
-			t.Error("Run did not return after cancel")
-		}
-	})
-}
-
 func TestListenerDelivers(t *testing.T) {
-	checkNoLeaks(t)
+	testsupport.CheckNoLeaks(t, "internal/pgnotify")
 	dsn, admin := pgDSN(t)
 	var rec recorder
 	l := &pgnotify.Listener{Connect: connectAs(t, dsn, "deliver", nil), OnReconnect: rec.onReconnect}
@@ -83,8 +64,8 @@ func TestListenerDelivers(t *testing.T) {
 	for _, ch := range []string{"plain", "Mixed Case", `quote"d`} {
 		l.Handle(ch, rec.handle)
 	}
-	run(t, l)
-	waitFor(t, "connected", 10*time.Second, l.Connected)
+	testsupport.Start(t, "Run", l.Run)
+	testsupport.WaitFor(t, "connected", l.Connected)
 	if n := rec.reconnects.Load(); n != 1 {
 		t.Fatalf("OnReconnect called %d times on the first connect, want 1", n)
 	}
@@ -96,7 +77,7 @@ func TestListenerDelivers(t *testing.T) {
 	notify(t, admin, "Mixed Case", "m")
 	notify(t, admin, `quote"d`, "q")
 	notify(t, admin, "mixed case", "not ours") // another channel
-	waitFor(t, "all notifications", 10*time.Second, func() bool {
+	testsupport.WaitFor(t, "all notifications", func() bool {
 		return len(rec.payloads("plain")) == n && rec.has("Mixed Case", "m") && rec.has(`quote"d`, "q")
 	})
 	for i, p := range rec.payloads("plain") {
@@ -126,11 +107,11 @@ func TestListenerDelivers(t *testing.T) {
 	if err := tx.Commit(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "committed notification", 10*time.Second, func() bool { return rec.has("plain", "in tx") })
+	testsupport.WaitFor(t, "committed notification", func() bool { return rec.has("plain", "in tx") })
 }
 
 func TestListenerReconnectsAfterTerminate(t *testing.T) {
-	checkNoLeaks(t)
+	testsupport.CheckNoLeaks(t, "internal/pgnotify")
 	dsn, admin := pgDSN(t)
 	var rec recorder
 	l := &pgnotify.Listener{
@@ -139,20 +120,20 @@ func TestListenerReconnectsAfterTerminate(t *testing.T) {
 		MinBackoff:  10 * time.Millisecond,
 	}
 	l.Handle("ch", rec.handle)
-	run(t, l)
-	waitFor(t, "connected", 10*time.Second, l.Connected)
+	testsupport.Start(t, "Run", l.Run)
+	testsupport.WaitFor(t, "connected", l.Connected)
 	notify(t, admin, "ch", "before")
-	waitFor(t, "first notification", 10*time.Second, func() bool { return rec.has("ch", "before") })
+	testsupport.WaitFor(t, "first notification", func() bool { return rec.has("ch", "before") })
 
 	for round := 2; round <= 4; round++ {
 		if n := terminate(t, admin, "terminate"); n != 1 {
 			t.Fatalf("terminated %d backends, want 1", n)
 		}
-		waitFor(t, "OnReconnect after terminate", 10*time.Second, func() bool { return rec.reconnects.Load() == int32(round) })
-		waitFor(t, "connected again", 10*time.Second, l.Connected)
+		testsupport.WaitFor(t, "OnReconnect after terminate", func() bool { return rec.reconnects.Load() == int32(round) })
+		testsupport.WaitFor(t, "connected again", l.Connected)
 		payload := fmt.Sprint("after ", round)
 		notify(t, admin, "ch", payload)
-		waitFor(t, "notification after reconnect", 10*time.Second, func() bool { return rec.has("ch", payload) })
+		testsupport.WaitFor(t, "notification after reconnect", func() bool { return rec.has("ch", payload) })
 	}
 	if n := backends(t, admin, "terminate"); n != 1 {
 		t.Errorf("%d listener backends, want 1", n)
@@ -162,7 +143,7 @@ func TestListenerReconnectsAfterTerminate(t *testing.T) {
 // A handler error means the caller's state may be stale: the listener
 // reconnects, and OnReconnect re-syncs.
 func TestListenerHandlerErrorResyncs(t *testing.T) {
-	checkNoLeaks(t)
+	testsupport.CheckNoLeaks(t, "internal/pgnotify")
 	dsn, admin := pgDSN(t)
 	var rec recorder
 	l := &pgnotify.Listener{Connect: connectAs(t, dsn, "handler-error", nil), OnReconnect: rec.onReconnect, MinBackoff: 10 * time.Millisecond}
@@ -173,16 +154,16 @@ func TestListenerHandlerErrorResyncs(t *testing.T) {
 		}
 		return nil
 	})
-	run(t, l)
-	waitFor(t, "connected", 10*time.Second, l.Connected)
+	testsupport.Start(t, "Run", l.Run)
+	testsupport.WaitFor(t, "connected", l.Connected)
 	notify(t, admin, "ch", "fail")
-	waitFor(t, "resync", 10*time.Second, func() bool { return rec.reconnects.Load() == 2 })
+	testsupport.WaitFor(t, "resync", func() bool { return rec.reconnects.Load() == 2 })
 	notify(t, admin, "ch", "ok")
-	waitFor(t, "delivery after resync", 10*time.Second, func() bool { return rec.has("ch", "ok") })
+	testsupport.WaitFor(t, "delivery after resync", func() bool { return rec.has("ch", "ok") })
 }
 
 func TestListenerRetriesFailedSync(t *testing.T) {
-	checkNoLeaks(t)
+	testsupport.CheckNoLeaks(t, "internal/pgnotify")
 	dsn, admin := pgDSN(t)
 	var rec recorder
 	var calls atomic.Int32
@@ -198,20 +179,20 @@ func TestListenerRetriesFailedSync(t *testing.T) {
 		MaxBackoff: 20 * time.Millisecond,
 	}
 	l.Handle("ch", rec.handle)
-	run(t, l)
-	waitFor(t, "connected after failed syncs", 10*time.Second, l.Connected)
+	testsupport.Start(t, "Run", l.Run)
+	testsupport.WaitFor(t, "connected after failed syncs", l.Connected)
 	if n := calls.Load(); n != 4 {
 		t.Errorf("OnReconnect called %d times, want 4", n)
 	}
 	notify(t, admin, "ch", "x")
-	waitFor(t, "delivery", 10*time.Second, func() bool { return rec.has("ch", "x") })
-	waitFor(t, "failed sessions closed", 10*time.Second, func() bool { return backends(t, admin, "sync-fails") == 1 })
+	testsupport.WaitFor(t, "delivery", func() bool { return rec.has("ch", "x") })
+	testsupport.WaitFor(t, "failed sessions closed", func() bool { return backends(t, admin, "sync-fails") == 1 })
 }
 
 // A network that drops traffic without closing anything is noticed by the
 // health check, and the listener reconnects.
 func TestListenerNoticesSilentPartition(t *testing.T) {
-	checkNoLeaks(t)
+	testsupport.CheckNoLeaks(t, "internal/pgnotify")
 	dsn, admin := pgDSN(t)
 	p := newProxy(t, dsn)
 	var rec recorder
@@ -222,21 +203,21 @@ func TestListenerNoticesSilentPartition(t *testing.T) {
 		MinBackoff:     10 * time.Millisecond,
 	}
 	l.Handle("ch", rec.handle)
-	run(t, l)
-	waitFor(t, "connected", 10*time.Second, l.Connected)
+	testsupport.Start(t, "Run", l.Run)
+	testsupport.WaitFor(t, "connected", l.Connected)
 	time.Sleep(350 * time.Millisecond) // a few health checks pass on a good connection
 	if n := rec.reconnects.Load(); n != 1 {
 		t.Fatalf("reconnected %d times on a healthy connection", n-1)
 	}
 	p.freeze()
-	waitFor(t, "reconnect after partition", 10*time.Second, func() bool { return rec.reconnects.Load() == 2 })
-	waitFor(t, "connected", 10*time.Second, l.Connected)
+	testsupport.WaitFor(t, "reconnect after partition", func() bool { return rec.reconnects.Load() == 2 })
+	testsupport.WaitFor(t, "connected", l.Connected)
 	notify(t, admin, "ch", "after")
-	waitFor(t, "delivery after partition", 10*time.Second, func() bool { return rec.has("ch", "after") })
+	testsupport.WaitFor(t, "delivery after partition", func() bool { return rec.has("ch", "after") })
 }
 
 func TestListenerCancel(t *testing.T) {
-	checkNoLeaks(t)
+	testsupport.CheckNoLeaks(t, "internal/pgnotify")
 	dsn, _ := pgDSN(t)
 	t.Run("while connected", func(t *testing.T) {
 		l := &pgnotify.Listener{Connect: connectAs(t, dsn, "cancel", nil)}
@@ -244,7 +225,7 @@ func TestListenerCancel(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- l.Run(ctx) }()
-		waitFor(t, "connected", 10*time.Second, l.Connected)
+		testsupport.WaitFor(t, "connected", l.Connected)
 		if err := l.Run(ctx); !errors.Is(err, pgnotify.ErrRunning) {
 			t.Errorf("second Run = %v, want ErrRunning", err)
 		}
@@ -272,7 +253,7 @@ func TestListenerCancel(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- l.Run(ctx) }()
-		waitFor(t, "a connect attempt", 10*time.Second, func() bool { return attempts.Load() == 1 })
+		testsupport.WaitFor(t, "a connect attempt", func() bool { return attempts.Load() == 1 })
 		cancel()
 		select {
 		case err := <-done:
@@ -283,4 +264,47 @@ func TestListenerCancel(t *testing.T) {
 			t.Fatal("Run did not return during backoff")
 		}
 	})
+}
+
+// WaitConnected returns once the Listener is Connected, which is only after
+// OnReconnect has returned, and waits again after the connection is lost.
+func TestListenerWaitConnected(t *testing.T) {
+	testsupport.CheckNoLeaks(t, "internal/pgnotify")
+	dsn, admin := pgDSN(t)
+	// Each sync holds until the test releases it.
+	gates := []chan struct{}{make(chan struct{}), make(chan struct{})}
+	var syncs atomic.Int32
+	l := &pgnotify.Listener{
+		Connect:    connectAs(t, dsn, "wait-connected", nil),
+		MinBackoff: 10 * time.Millisecond,
+		OnReconnect: func(ctx context.Context) error {
+			if n := int(syncs.Add(1)); n <= len(gates) {
+				<-gates[n-1]
+			}
+			return nil
+		},
+	}
+	l.Handle("ch", func(context.Context, pgnotify.Notification) error { return nil })
+	testsupport.Start(t, "Run", l.Run)
+	for i, gate := range gates {
+		testsupport.WaitFor(t, "a sync to start", func() bool { return int(syncs.Load()) == i+1 })
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		err := l.WaitConnected(ctx)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) || l.Connected() {
+			t.Fatalf("sync %d: WaitConnected while OnReconnect runs = %v, Connected %v", i+1, err, l.Connected())
+		}
+		close(gate)
+		ctx, cancel = context.WithTimeout(context.Background(), testsupport.WaitTimeout)
+		err = l.WaitConnected(ctx)
+		cancel()
+		if err != nil || !l.Connected() {
+			t.Fatalf("sync %d: WaitConnected after OnReconnect = %v, Connected %v", i+1, err, l.Connected())
+		}
+		if i == 0 {
+			if n := terminate(t, admin, "wait-connected"); n != 1 {
+				t.Fatalf("terminated %d backends", n)
+			}
+		}
+	}
 }

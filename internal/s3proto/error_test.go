@@ -1,16 +1,15 @@
 package s3proto
 
 import (
-	"bytes"
 	"encoding/xml"
 	"errors"
 	"flag"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 	"github.com/duckicelake/duckicelake/sigv4"
 )
 
@@ -19,20 +18,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // golden compares got with testdata/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -run %s -update to create it)", err, t.Name())
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs:\n got: %q\nwant: %q", path, got, want)
-	}
+	testsupport.Golden(t, filepath.Join("testdata", name), got, *update)
 }
 
 func TestErrorXMLGolden(t *testing.T) {

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -22,64 +21,21 @@ import (
 	"time"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
-	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
+	"github.com/duckicelake/duckicelake/internal/testsupport"
+	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
-
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = parent
-	}
-}
-
-// python returns the venv's interpreter ($DUCKICELAKE_PYTHON or
-// <repo>/.venv/bin/python); without it the test is skipped, or fails under CI.
-func python(t *testing.T) string {
-	t.Helper()
-	p := os.Getenv("DUCKICELAKE_PYTHON")
-	if p == "" {
-		p = filepath.Join(repoRoot(t), ".venv", "bin", "python")
-	}
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("no Python venv at %s (scripts/venv.sh makes it)", p)
-		}
-		t.Skipf("no Python venv at %s; run scripts/venv.sh", p)
-	}
-	return p
-}
 
 // duckdb runs ducklake_scenario.py and decodes its JSON report into out.
 func duckdb(t *testing.T, out any, args ...string) {
 	t.Helper()
-	py := python(t)
-	cmd := exec.Command(py, append([]string{filepath.Join(repoRoot(t), "test", "catalog", "ducklake_scenario.py")}, args...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("ducklake_scenario.py %s: %v\n%s", args[0], err, stderr.String())
-	}
-	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
-		t.Fatalf("ducklake_scenario.py %s: bad report: %v\n%s", args[0], err, stdout.String())
-	}
+	testsupport.RunPython(t, out, "ducklake_scenario.py", args...)
 }
 
 // TestDuckDBAttachesInitCatalog runs the real `duckicelake init` binary, then
 // a real DuckDB ATTACHes the catalog and writes and reads through it.
 func TestDuckDBAttachesInitCatalog(t *testing.T) {
 	dsn := pgtest.Database(t)
-	root := repoRoot(t)
+	root := testsupport.Root(t)
 	bin := filepath.Join(t.TempDir(), "duckicelake")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/duckicelake")
 	build.Dir = root

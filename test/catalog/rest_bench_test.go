@@ -11,6 +11,7 @@ import (
 	"github.com/valyala/fasthttp/fasthttputil"
 
 	"github.com/duckicelake/duckicelake/catalog/rest"
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
 // benchConcurrency is the number of concurrent clients (DESIGN.md §10:
@@ -48,13 +49,12 @@ func benchLoadTable(b *testing.B, header [2]string) {
 		stmts = append(stmts, fmt.Sprintf("INSERT INTO l.sales.t VALUES (%d, 'n%d', %d.5, now())", i, i, i))
 	}
 	var out any
-	runDuck(b, &out, append([]string{env.dsn, restDataPath}, stmts...)...)
+	testsupport.DuckDB(b, &out, env.dsn, restDataPath, stmts...)
 	tok := env.token("reader")
 
 	ln := fasthttputil.NewInmemoryListener()
 	srv := &fasthttp.Server{Handler: env.srv.Handler, NoDefaultServerHeader: true, Concurrency: 1 << 16}
-	go srv.Serve(ln) //nolint:errcheck // ends at Shutdown
-	defer srv.Shutdown()
+	testsupport.Serve(b, ln, srv.Serve, srv.ShutdownWithContext)
 	client := &fasthttp.Client{
 		Dial:            func(string) (net.Conn, error) { return ln.Dial() },
 		MaxConnsPerHost: benchConcurrency * 2,

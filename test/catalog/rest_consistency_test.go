@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/duckicelake/duckicelake/catalog/rest"
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
 // TestRESTSeesDuckDBChanges: the catalog changes underneath the server
@@ -137,7 +138,7 @@ func TestRESTConcurrentDuckDB(t *testing.T) {
 				duckErr = fmt.Errorf("%v", r)
 			}
 		}()
-		runDuck(t, &report, env.dsn, restDataPath, "--loop", "25",
+		testsupport.DuckDB(t, &report, env.dsn, restDataPath, "--loop", "25",
 			"CREATE TABLE l.s.t{i} (x INTEGER, y VARCHAR)",
 			"INSERT INTO l.s.t{i} VALUES ({i}, 'x')",
 			"ALTER TABLE l.s.t{i} ADD COLUMN z INTEGER",
@@ -240,7 +241,7 @@ func TestRESTDDLRacesDuckDB(t *testing.T) {
 	}
 	go func() {
 		defer close(done)
-		runDuck(t, &report, env.dsn, restDataPath, "--loop", "40", "INSERT INTO l.s.t VALUES ({i})")
+		testsupport.DuckDB(t, &report, env.dsn, restDataPath, "--loop", "40", "INSERT INTO l.s.t VALUES ({i})")
 	}()
 	const n = 15
 	for i := 0; i < n; i++ {

@@ -1,10 +1,6 @@
 package catalog_test
 
 import (
-	"bytes"
-	"encoding/json"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +8,7 @@ import (
 	"github.com/duckicelake/duckicelake/catalog/rest"
 	"github.com/duckicelake/duckicelake/internal/creds"
 	"github.com/duckicelake/duckicelake/internal/objstore"
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
 // TestDuckDBIcebergWrite: DuckDB 1.5's iceberg extension, attached to the
@@ -26,22 +23,7 @@ func TestDuckDBIcebergWrite(t *testing.T) {
 		c.Clients = append(slices.Clone(c.Clients), rest.Client{ID: "writer-" + ns, Secret: "pw", Scopes: []string{"ns:" + ns + ":rw"}})
 		d.Objects = objstore.NewS3(st.root())
 	})
-	m, err := env.keyring.Mint(creds.Claims{Principal: "duckdb-reader", Actor: creds.ActorHuman, Channel: creds.ChannelREST,
-		Grants: []creds.Grant{{Bucket: "lake", Prefix: "data/" + ns + "/", Access: creds.Read | creds.List}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range map[string]string{"REST_DUCK_S3_ENDPOINT": st.gateway, "REST_DUCK_S3_KEY": m.AccessKeyID,
-		"REST_DUCK_S3_SECRET": m.SecretAccessKey, "REST_DUCK_S3_TOKEN": m.SessionToken, "REST_DUCK_S3_REGION": st.region} {
-		t.Setenv(k, v)
-	}
-	cmd := exec.Command(venvPython(t), filepath.Join(moduleRoot(t), "test", "catalog", "rest_duckdb_iceberg_write.py"),
-		env.url, "nsadmin:nsadmin-pw", env.dsn, restDataPath, ns)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("rest_duckdb_iceberg_write.py: %v\n%s", err, stderr.String())
-	}
+	duckDBThroughGateway(t, env, st, "duckdb-reader", ns, creds.Read|creds.List)
 	var got struct {
 		Ops []struct {
 			Op    string `json:"op"`
@@ -57,9 +39,7 @@ func TestDuckDBIcebergWrite(t *testing.T) {
 			Errors      any                 `json:"errors"`
 		} `json:"reads"`
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
-		t.Fatalf("bad report: %v\n%s\n%s", err, stdout.String(), stderr.String())
-	}
+	testsupport.RunPython(t, &got, "rest_duckdb_iceberg_write.py", env.url, "nsadmin:nsadmin-pw", env.dsn, restDataPath, ns)
 	ops := map[string]string{}
 	for _, o := range got.Ops {
 		ops[o.Op] = "ok"

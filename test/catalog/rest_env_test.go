@@ -10,9 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -24,9 +21,10 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
-	"github.com/duckicelake/duckicelake/catalog/ducklake/pgtest"
 	"github.com/duckicelake/duckicelake/catalog/rest"
 	"github.com/duckicelake/duckicelake/internal/creds"
+	"github.com/duckicelake/duckicelake/internal/testsupport"
+	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
 // restDataPath is the data path of the test catalogs. DuckDB writes only
@@ -64,11 +62,7 @@ func newRestEnv(t testing.TB, opts ...restOption) *restEnv {
 	t.Helper()
 	dsn := pgtest.Database(t)
 	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool := pgtest.Pool(t, dsn)
 	if _, err := ducklake.Init(ctx, pool, ducklake.InitOptions{DataPath: restDataPath}); err != nil {
 		t.Fatal(err)
 	}
@@ -84,6 +78,7 @@ func newRestEnv(t testing.TB, opts ...restOption) *restEnv {
 	for _, o := range opts {
 		o(&cfg, &deps)
 	}
+	var err error
 	if env.srv, err = rest.New(ctx, cfg, deps); err != nil {
 		t.Fatal(err)
 	}
@@ -92,8 +87,7 @@ func newRestEnv(t testing.TB, opts ...restOption) *restEnv {
 		t.Fatal(err)
 	}
 	hs := &fasthttp.Server{Handler: env.srv.Handler, NoDefaultServerHeader: true}
-	go hs.Serve(ln) //nolint:errcheck // ends at Shutdown
-	t.Cleanup(func() { hs.Shutdown() })
+	testsupport.Serve(t, ln, hs.Serve, hs.ShutdownWithContext)
 	env.url = "http://" + ln.Addr().String()
 	return env
 }
@@ -103,13 +97,10 @@ func newRestEnv(t testing.TB, opts ...restOption) *restEnv {
 func testKeyring(t testing.TB) *creds.Keyring {
 	t.Helper()
 	key := creds.Key{ID: "test1"}
-	if f := os.Getenv("DUCKICELAKE_TEST_MINT_KEYS"); f != "" {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		id, secret, _ := strings.Cut(strings.TrimSpace(string(b)), ":")
+	if g := testsupport.LoadStack().Gateway; g.MintKeys != "" {
+		id, secret := g.MintKey(t)
 		key.ID = id
+		var err error
 		if key.Secret, err = creds.ParseKeySecret(secret); err != nil {
 			t.Fatal(err)
 		}
@@ -230,21 +221,8 @@ func (e *restEnv) token(client string) string {
 func (e *restEnv) duck(stmts ...string) [][][]any {
 	e.t.Helper()
 	var out [][][]any
-	runDuck(e.t, &out, append([]string{e.dsn, restDataPath}, stmts...)...)
+	testsupport.DuckDB(e.t, &out, e.dsn, restDataPath, stmts...)
 	return out
-}
-
-func runDuck(t testing.TB, out any, args ...string) {
-	t.Helper()
-	cmd := exec.Command(venvPython(t), append([]string{filepath.Join(moduleRoot(t), "test", "catalog", "rest_duckdb.py")}, args...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("rest_duckdb.py %q: %v\n%s", args[2:], err, stderr.String())
-	}
-	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
-		t.Fatalf("rest_duckdb.py: bad output: %v\n%s", err, stdout.String())
-	}
 }
 
 // scanSecrets fails the test when any response carried one of secrets.
@@ -264,41 +242,6 @@ func (e *restEnv) scanSecrets(secrets ...string) {
 				e.t.Errorf("a response contains a root secret (%s…): %.200s", s[:4], b)
 			}
 		}
-	}
-}
-
-// venvPython is the venv's interpreter ($DUCKICELAKE_PYTHON or
-// <repo>/.venv/bin/python); without it the test is skipped, or fails under CI.
-func venvPython(t testing.TB) string {
-	t.Helper()
-	p := os.Getenv("DUCKICELAKE_PYTHON")
-	if p == "" {
-		p = filepath.Join(moduleRoot(t), ".venv", "bin", "python")
-	}
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("no Python venv at %s (scripts/venv.sh makes it)", p)
-		}
-		t.Skipf("no Python venv at %s; run scripts/venv.sh", p)
-	}
-	return p
-}
-
-func moduleRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = parent
 	}
 }
 

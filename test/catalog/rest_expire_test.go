@@ -1,13 +1,10 @@
 package catalog_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -16,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
+
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
 type expireRead struct {
@@ -222,15 +221,7 @@ func TestRemoveSnapshots(t *testing.T) {
 // runPy runs a Python script of this directory and decodes its JSON report.
 func runPy(t *testing.T, script string, out any, args ...string) {
 	t.Helper()
-	cmd := exec.Command(venvPython(t), append([]string{filepath.Join(moduleRoot(t), "test", "catalog", script)}, args...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s %s: %v\n%s", script, args[0], err, stderr.String())
-	}
-	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
-		t.Fatalf("%s %s: bad report: %v\n%s\n%s", script, args[0], err, stdout.String(), stderr.String())
-	}
+	testsupport.RunPython(t, out, script, args...)
 }
 
 func mustInt(t *testing.T, s string) int64 {

@@ -1,29 +1,18 @@
 package catalog_test
 
 import (
-	"bytes"
-	"encoding/json"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/duckicelake/duckicelake/catalog/rest"
 	"github.com/duckicelake/duckicelake/internal/creds"
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
 // pyiceberg runs rest_pyiceberg.py and decodes its report into out.
 func pyiceberg(t *testing.T, out any, args ...string) {
 	t.Helper()
-	cmd := exec.Command(venvPython(t), append([]string{filepath.Join(moduleRoot(t), "test", "catalog", "rest_pyiceberg.py")}, args...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("rest_pyiceberg.py %s: %v\n%s", args[0], err, stderr.String())
-	}
-	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
-		t.Fatalf("rest_pyiceberg.py %s: bad report: %v\n%s", args[0], err, stdout.String())
-	}
+	testsupport.RunPython(t, out, "rest_pyiceberg.py", args...)
 }
 
 // TestPyIcebergCatalogOperations: PyIceberg 0.12's RestCatalog, logging in
@@ -104,15 +93,7 @@ func TestPyIcebergReadsDuckDBTables(t *testing.T) {
 		c.Clients = append(slices.Clone(c.Clients), rest.Client{ID: "reader-" + ns, Secret: "pw", Scopes: []string{"ns:" + ns + ":r"}})
 	})
 
-	m, err := env.keyring.Mint(creds.Claims{Principal: "duckdb-writer", Actor: creds.ActorHuman, Channel: creds.ChannelREST,
-		Grants: []creds.Grant{{Bucket: "lake", Prefix: "data/" + ns + "/", Access: creds.Read | creds.Write | creds.List}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range map[string]string{"REST_DUCK_S3_ENDPOINT": st.gateway, "REST_DUCK_S3_KEY": m.AccessKeyID,
-		"REST_DUCK_S3_SECRET": m.SecretAccessKey, "REST_DUCK_S3_TOKEN": m.SessionToken, "REST_DUCK_S3_REGION": st.region} {
-		t.Setenv(k, v)
-	}
+	duckDBThroughGateway(t, env, st, "duckdb-writer", ns, creds.Read|creds.Write|creds.List)
 	q := "l." + ns
 	env.duck(
 		"CREATE SCHEMA "+q,

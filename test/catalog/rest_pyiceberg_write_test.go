@@ -1,13 +1,9 @@
 package catalog_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -16,6 +12,7 @@ import (
 	"github.com/duckicelake/duckicelake/catalog/rest"
 	"github.com/duckicelake/duckicelake/internal/creds"
 	"github.com/duckicelake/duckicelake/internal/objstore"
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
 // writeEnv is a catalog whose materialised files and client-written
@@ -34,15 +31,7 @@ func writeEnv(t *testing.T, ns string) *restEnv {
 		c.Clients = append(slices.Clone(c.Clients), rest.Client{ID: "writer-" + ns, Secret: "pw", Scopes: []string{"ns:" + ns + ":rw"}})
 		d.Objects = objstore.NewS3(st.root())
 	})
-	m, err := env.keyring.Mint(creds.Claims{Principal: "duckdb-writer", Actor: creds.ActorHuman, Channel: creds.ChannelREST,
-		Grants: []creds.Grant{{Bucket: "lake", Prefix: "data/" + ns + "/", Access: creds.Read | creds.Write | creds.List}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range map[string]string{"REST_DUCK_S3_ENDPOINT": st.gateway, "REST_DUCK_S3_KEY": m.AccessKeyID,
-		"REST_DUCK_S3_SECRET": m.SecretAccessKey, "REST_DUCK_S3_TOKEN": m.SessionToken, "REST_DUCK_S3_REGION": st.region} {
-		t.Setenv(k, v)
-	}
+	duckDBThroughGateway(t, env, st, "duckdb-writer", ns, creds.Read|creds.Write|creds.List)
 	env.duck("CREATE SCHEMA l." + ns)
 	return env
 }
@@ -50,15 +39,7 @@ func writeEnv(t *testing.T, ns string) *restEnv {
 // pyWrite runs rest_pyiceberg_write.py and decodes its report into out.
 func pyWrite(t *testing.T, out any, args ...string) {
 	t.Helper()
-	cmd := exec.Command(venvPython(t), append([]string{filepath.Join(moduleRoot(t), "test", "catalog", "rest_pyiceberg_write.py")}, args...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("rest_pyiceberg_write.py %s: %v\n%s", args[0], err, stderr.String())
-	}
-	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
-		t.Fatalf("rest_pyiceberg_write.py %s: bad report: %v\n%s\n%s", args[0], err, stdout.String(), stderr.String())
-	}
+	testsupport.RunPython(t, out, "rest_pyiceberg_write.py", args...)
 }
 
 // compareReport is the part of every rest_pyiceberg_write.py report that

@@ -5,14 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
 type registerReport struct {
@@ -41,18 +41,13 @@ type registerReport struct {
 
 func pyRegister(t *testing.T, env *restEnv, scenario, ns string) registerReport {
 	t.Helper()
-	cmd := exec.Command(venvPython(t), filepath.Join(moduleRoot(t), "test", "catalog", "rest_register.py"),
-		scenario, env.url, "writer-"+ns+":pw", env.dsn, restDataPath, ns)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("rest_register.py %s: %v\n%s", scenario, err, stderr.String())
-	}
+	var raw json.RawMessage
+	testsupport.RunPython(t, &raw, "rest_register.py", scenario, env.url, "writer-"+ns+":pw", env.dsn, restDataPath, ns)
+	t.Logf("rest_register.py %s: %s", scenario, raw)
 	var got registerReport
-	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
-		t.Fatalf("rest_register.py %s: bad report: %v\n%s\n%s", scenario, err, stdout.String(), stderr.String())
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatalf("rest_register.py %s: bad report: %v\n%s", scenario, err, raw)
 	}
-	t.Logf("rest_register.py %s: %s", scenario, stdout.String())
 	return got
 }
 

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/duckicelake/duckicelake/catalog/rest"
 	"github.com/duckicelake/duckicelake/internal/creds"
 	"github.com/duckicelake/duckicelake/internal/objstore"
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
 // remoteSignReport is what rest_remote_sign.py reports.
@@ -44,7 +44,7 @@ type remoteSignReport struct {
 // AWS_* variable, no AWS config or credentials file.
 func remoteSignPy(t *testing.T, out *remoteSignReport, args ...string) {
 	t.Helper()
-	cmd := exec.Command(venvPython(t), append([]string{filepath.Join(moduleRoot(t), "test", "catalog", "rest_remote_sign.py")}, args...)...)
+	cmd := testsupport.PythonCommand(t, "rest_remote_sign.py", args...)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "AWS_") {
 			cmd.Env = append(cmd.Env, kv)
@@ -59,14 +59,7 @@ func remoteSignPy(t *testing.T, out *remoteSignReport, args ...string) {
 		// gateway answers it 403). One worker thread never starts while
 		// another request is in flight.
 		"PYICEBERG_MAX_WORKERS=1")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("rest_remote_sign.py %s: %v\n%s", args[0], err, stderr.String())
-	}
-	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
-		t.Fatalf("rest_remote_sign.py %s: bad report: %v\n%s", args[0], err, stdout.String())
-	}
+	testsupport.RunJSON(t, cmd, out)
 }
 
 // checkRemoteSigned checks that PyIceberg used the remote signer and held
@@ -138,15 +131,7 @@ func remoteSignEnv(t *testing.T, ns string, opts ...restOption) (*restEnv, s3Sta
 			rest.Client{ID: "reader-" + ns, Secret: "pw", Scopes: []string{"ns:" + ns + ":r"}},
 			rest.Client{ID: "writer-" + ns, Secret: "pw", Scopes: []string{"ns:" + ns + ":rw"}})
 	}}, opts...)...)
-	m, err := env.keyring.Mint(creds.Claims{Principal: "duckdb-writer", Actor: creds.ActorHuman, Channel: creds.ChannelREST,
-		Grants: []creds.Grant{{Bucket: "lake", Prefix: "data/" + ns + "/", Access: creds.Read | creds.Write | creds.List}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range map[string]string{"REST_DUCK_S3_ENDPOINT": st.gateway, "REST_DUCK_S3_KEY": m.AccessKeyID,
-		"REST_DUCK_S3_SECRET": m.SecretAccessKey, "REST_DUCK_S3_TOKEN": m.SessionToken, "REST_DUCK_S3_REGION": st.region} {
-		t.Setenv(k, v)
-	}
+	duckDBThroughGateway(t, env, st, "duckdb-writer", ns, creds.Read|creds.Write|creds.List)
 	return env, st
 }
 

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -18,7 +17,9 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/duckicelake/duckicelake/catalog/rest"
+	"github.com/duckicelake/duckicelake/internal/creds"
 	"github.com/duckicelake/duckicelake/internal/objstore"
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
 // s3Stack is the S3 part of the test stack (scripts/test.sh).
@@ -31,22 +32,13 @@ type s3Stack struct {
 // gateway also without the gateway.
 func requireStack(t *testing.T, gateway bool) s3Stack {
 	t.Helper()
-	st := s3Stack{
-		endpoint: os.Getenv("DUCKICELAKE_TEST_S3_ENDPOINT"), key: os.Getenv("DUCKICELAKE_TEST_S3_ACCESS_KEY"),
-		secret: os.Getenv("DUCKICELAKE_TEST_S3_SECRET_KEY"), region: os.Getenv("DUCKICELAKE_TEST_S3_REGION"),
-		bucket: os.Getenv("DUCKICELAKE_TEST_BUCKET"), gateway: os.Getenv("DUCKICELAKE_TEST_GATEWAY"),
+	parts := []testsupport.Part{testsupport.S3Part}
+	if gateway {
+		parts = append(parts, testsupport.GatewayPart)
 	}
-	if st.region == "" {
-		st.region = "us-east-1"
-	}
-	missing := st.endpoint == "" || st.key == "" || st.secret == "" || st.bucket == "" ||
-		gateway && (st.gateway == "" || os.Getenv("DUCKICELAKE_TEST_MINT_KEYS") == "")
-	if missing {
-		if os.Getenv("CI") != "" {
-			t.Fatal("the S3 test stack is not running (scripts/test.sh starts it)")
-		}
-		t.Skip("the S3 test stack is not running; make test starts it")
-	}
+	s := testsupport.RequireStack(t, parts...)
+	st := s3Stack{endpoint: s.S3.Endpoint, key: s.S3.AccessKey, secret: s.S3.SecretKey, region: s.S3.Region,
+		bucket: s.S3.Bucket, gateway: s.Gateway.URL}
 	if st.bucket != "lake" {
 		t.Skipf("the test catalogs live in bucket lake, the stack's bucket is %s", st.bucket)
 	}
@@ -95,6 +87,22 @@ func (st s3Stack) keys(t *testing.T, prefix string) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// duckDBThroughGateway makes the DuckDB runs of t (rest_duckdb.py and the
+// scripts that share its REST_DUCK_S3_* settings) reach S3 through the
+// gateway, as principal, with access to the data of namespace ns.
+func duckDBThroughGateway(t *testing.T, env *restEnv, st s3Stack, principal, ns string, access creds.Access) {
+	t.Helper()
+	m, err := env.keyring.Mint(creds.Claims{Principal: principal, Actor: creds.ActorHuman, Channel: creds.ChannelREST,
+		Grants: []creds.Grant{{Bucket: "lake", Prefix: "data/" + ns + "/", Access: access}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"REST_DUCK_S3_ENDPOINT": st.gateway, "REST_DUCK_S3_KEY": m.AccessKeyID,
+		"REST_DUCK_S3_SECRET": m.SecretAccessKey, "REST_DUCK_S3_TOKEN": m.SessionToken, "REST_DUCK_S3_REGION": st.region} {
+		t.Setenv(k, v)
+	}
 }
 
 func denied(err error) bool {
@@ -216,8 +224,8 @@ func TestRESTPurge(t *testing.T) {
 // any route may carry them.
 func TestRESTNoRootKeysInResponses(t *testing.T) {
 	rootKey, rootSecret := "ROOTKEY"+strings.ToUpper(randomHex(6)), randomHex(20)
-	if k := os.Getenv("DUCKICELAKE_TEST_S3_ACCESS_KEY"); k != "" {
-		rootKey, rootSecret = k, os.Getenv("DUCKICELAKE_TEST_S3_SECRET_KEY")
+	if s3 := testsupport.LoadStack().S3; s3.AccessKey != "" {
+		rootKey, rootSecret = s3.AccessKey, s3.SecretKey
 	}
 	st := s3Stack{endpoint: "http://127.0.0.1:1", region: "us-east-1", bucket: "lake"}
 	tokenKey := []byte(randomHex(16))
@@ -242,9 +250,8 @@ func TestRESTNoRootKeysInResponses(t *testing.T) {
 	env.do("POST", "/v1/lake/namespaces", admin, `{`)
 
 	mintKey := ""
-	if f := os.Getenv("DUCKICELAKE_TEST_MINT_KEYS"); f != "" {
-		b, _ := os.ReadFile(f)
-		_, mintKey, _ = strings.Cut(strings.TrimSpace(string(b)), ":")
+	if g := testsupport.LoadStack().Gateway; g.MintKeys != "" {
+		_, mintKey = g.MintKey(t)
 	}
 	env.scanSecrets(rootKey, rootSecret, string(tokenKey), hex.EncodeToString(tokenKey), mintKey)
 }

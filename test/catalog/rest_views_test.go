@@ -1,17 +1,14 @@
 package catalog_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/duckicelake/duckicelake/catalog/views"
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
 // viewResult is a LoadViewResult.
@@ -590,15 +587,7 @@ func TestPyIcebergViews(t *testing.T) {
 		DropMissing     string    `json:"drop_missing"`
 		ListAfterDrop   []string  `json:"list_after_drop"`
 	}
-	cmd := exec.Command(venvPython(t), filepath.Join(moduleRoot(t), "test", "catalog", "rest_views_pyiceberg.py"), env.url, "admin:admin-pw", "sales", "recent")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("rest_views_pyiceberg.py: %v\n%s", err, stderr.String())
-	}
-	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
-		t.Fatalf("rest_views_pyiceberg.py: bad report: %v\n%s", err, stdout.String())
-	}
+	testsupport.RunPython(t, &got, "rest_views_pyiceberg.py", env.url, "admin:admin-pw", "sales", "recent")
 	check := func(name string, ok bool, v any) {
 		t.Helper()
 		if !ok {

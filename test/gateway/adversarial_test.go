@@ -9,7 +9,6 @@ import (
 	"hash/crc32"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -21,6 +20,7 @@ import (
 	smithy "github.com/aws/smithy-go"
 
 	dilcreds "github.com/duckicelake/duckicelake/internal/creds"
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
 // adv is the setting of an adversarial test: a credential that may read,
@@ -182,15 +182,7 @@ func mintWith(t *testing.T, key dilcreds.Key, now time.Time, grant dilcreds.Gran
 // "id:hex secret").
 func stackMintKey(t *testing.T) dilcreds.Key {
 	t.Helper()
-	path := require(t, "DUCKICELAKE_TEST_MINT_KEYS")[0]
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, secret, ok := strings.Cut(strings.TrimSpace(string(b)), ":")
-	if !ok {
-		t.Fatalf("%s: want id:secret", path)
-	}
+	id, secret := testsupport.RequireStack(t, testsupport.GatewayPart).Gateway.MintKey(t)
 	s, err := dilcreds.ParseKeySecret(secret)
 	if err != nil {
 		t.Fatal(err)

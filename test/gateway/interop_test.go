@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/minio/minio-go/v7"
 	miniocreds "github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
 // target is where a client sends its requests: the gateway with a minted
@@ -37,9 +38,9 @@ func targets(t *testing.T, name string) (*stackEnv, []target) {
 	t.Helper()
 	e := backendEnv(t)
 	ts := []target{{name: "direct", endpoint: e.S3Endpoint, creds: e.root(), prefix: uniquePrefix(t, name+"-direct")}}
-	if os.Getenv("DUCKICELAKE_TEST_GATEWAY") == "" {
-		msg := "gateway not running (DUCKICELAKE_TEST_GATEWAY unset): only the direct baseline runs"
-		if os.Getenv("CI") == "true" {
+	if unset := testsupport.Unset(testsupport.GatewayPart); len(unset) > 0 {
+		msg := "gateway not running (" + strings.Join(unset, ", ") + " unset): only the direct baseline runs"
+		if testsupport.InCI() {
 			t.Error(msg)
 		} else {
 			t.Log(msg)

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -19,9 +18,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
-// stackEnv is the running stack as scripts/test.sh describes it.
+// stackEnv is the running stack (testsupport.Stack) as these tests use it.
 type stackEnv struct {
 	Gateway    string // http://host:port
 	Admin      string
@@ -34,46 +35,19 @@ type stackEnv struct {
 	Bucket     string
 }
 
-// require skips the test when an env var is missing, or fails it under
-// CI=true, where the stack is always supposed to be there.
-func require(t testing.TB, names ...string) []string {
-	t.Helper()
-	vals := make([]string, len(names))
-	var missing []string
-	for i, n := range names {
-		vals[i] = os.Getenv(n)
-		if vals[i] == "" {
-			missing = append(missing, n)
-		}
-	}
-	if len(missing) > 0 {
-		msg := "stack not running: " + strings.Join(missing, ", ") + " unset (make test starts it)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return vals
-}
-
 // backendEnv is the part of the stack that does not need the gateway.
 func backendEnv(t testing.TB) *stackEnv {
 	t.Helper()
-	v := require(t, "DUCKICELAKE_TEST_S3_ENDPOINT", "DUCKICELAKE_TEST_S3_ACCESS_KEY",
-		"DUCKICELAKE_TEST_S3_SECRET_KEY", "DUCKICELAKE_TEST_BUCKET")
-	region := os.Getenv("DUCKICELAKE_TEST_S3_REGION")
-	if region == "" {
-		region = "us-east-1"
-	}
-	return &stackEnv{S3Endpoint: v[0], S3Key: v[1], S3Secret: v[2], Bucket: v[3], Region: region}
+	s := testsupport.RequireStack(t, testsupport.S3Part).S3
+	return &stackEnv{S3Endpoint: s.Endpoint, S3Key: s.AccessKey, S3Secret: s.SecretKey, Bucket: s.Bucket, Region: s.Region}
 }
 
 // gatewayEnv is the whole stack: backend and gateway.
 func gatewayEnv(t testing.TB) *stackEnv {
 	t.Helper()
 	e := backendEnv(t)
-	v := require(t, "DUCKICELAKE_TEST_GATEWAY", "DUCKICELAKE_TEST_ADMIN", "DUCKICELAKE_TEST_CONFIG", "DUCKICELAKE_BIN")
-	e.Gateway, e.Admin, e.Config, e.Bin = v[0], v[1], v[2], v[3]
+	g := testsupport.RequireStack(t, testsupport.GatewayPart).Gateway
+	e.Gateway, e.Admin, e.Config, e.Bin = g.URL, g.Admin, g.Config, g.Bin
 	return e
 }
 

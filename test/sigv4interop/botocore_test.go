@@ -8,35 +8,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 	"github.com/duckicelake/duckicelake/sigv4"
 )
-
-// venvPython finds the pinned test venv's interpreter: $DUCKICELAKE_PYTHON,
-// else <repo>/.venv/bin/python. Without one the test skips locally and
-// fails in CI, where scripts/venv.sh must have run.
-func venvPython(t *testing.T) string {
-	t.Helper()
-	py := os.Getenv("DUCKICELAKE_PYTHON")
-	if py == "" {
-		root, err := filepath.Abs(filepath.Join("..", ".."))
-		if err != nil {
-			t.Fatal(err)
-		}
-		py = filepath.Join(root, ".venv", "bin", "python")
-	}
-	if _, err := os.Stat(py); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("no test venv python at %s (run scripts/venv.sh or set DUCKICELAKE_PYTHON)", py)
-		}
-		t.Skipf("no test venv python at %s: run scripts/venv.sh", py)
-	}
-	return py
-}
 
 // botoLine is one line of botocore_client.py's output.
 type botoLine struct {
@@ -48,7 +26,7 @@ type botoLine struct {
 }
 
 func TestBotocore(t *testing.T) {
-	py := venvPython(t)
+	py := testsupport.Python(t)
 	s := newCaptureServer(t)
 	const sha256CRC32 = "SHA256 + x-amz-checksum-crc32"
 	for _, v := range []struct {

@@ -1,7 +1,13 @@
 // Package pgtest gives tests a fresh, empty Postgres database on the server
-// named by DUCKICELAKE_TEST_PG_DSN (scripts/pg.sh start prints one). Without
-// that variable a test is skipped, unless CI is set: then it fails, so a CI
-// run can never pass by skipping its Postgres tests.
+// named by DUCKICELAKE_TEST_PG_DSN (the stack of scripts/test.sh runs one;
+// scripts/pg.sh start prints one). Without that variable a test is skipped,
+// or fails under CI=true (testsupport.Missing), so a CI run can never pass
+// by skipping its Postgres tests.
+//
+// It is for tests only, like its parent testsupport: it may import pgx,
+// testsupport and the standard library, nothing else of this module (so
+// that the tests of every package, catalog/ducklake's included, can use
+// it), and no production package may import it.
 package pgtest
 
 import (
@@ -18,20 +24,20 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
 // EnvDSN names the environment variable holding the test server's DSN.
 const EnvDSN = "DUCKICELAKE_TEST_PG_DSN"
 
-// DSN returns the server DSN, skipping (or, under CI, failing) t without one.
+// DSN returns the server DSN; without one the test is testsupport.Missing.
 func DSN(t testing.TB) string {
 	t.Helper()
 	dsn := os.Getenv(EnvDSN)
 	if dsn == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is not set; CI must run Postgres tests (scripts/pg.sh start prints a DSN)", EnvDSN)
-		}
-		t.Skipf("%s not set; run scripts/pg.sh start and export %s=$(scripts/pg.sh dsn)", EnvDSN, EnvDSN)
+		testsupport.Missing(t, "%s not set: make test runs Postgres, or run scripts/pg.sh start and export %s=$(scripts/pg.sh dsn)", EnvDSN, EnvDSN)
 	}
 	return dsn
 }
@@ -109,6 +115,17 @@ func Connect(t testing.TB, dsn string) *pgx.Conn {
 	return c
 }
 
+// Pool opens a pool on dsn, closed when t ends.
+func Pool(t testing.TB, dsn string) *pgxpool.Pool {
+	t.Helper()
+	p, err := pgxpool.New(context.Background(), dsn)
+	if err != nil {
+		t.Fatalf("pool: %v", err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
 // Tool finds a PostgreSQL client program (pg_dump, psql): on PATH, else in
 // the newest /usr/lib/postgresql/*/bin.
 func Tool(t testing.TB, name string) string {
@@ -124,10 +141,7 @@ func Tool(t testing.TB, name string) string {
 			return p
 		}
 	}
-	if os.Getenv("CI") != "" {
-		t.Fatalf("%s not found", name)
-	}
-	t.Skipf("%s not found", name)
+	testsupport.Missing(t, "%s not found on PATH or in /usr/lib/postgresql/*/bin", name)
 	return ""
 }
 

@@ -1,5 +1,0 @@
-//go:build !race
-
-package creds
-
-const raceEnabled = false
