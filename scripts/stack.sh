@@ -402,6 +402,15 @@ secret = "$STACK_MINT_KEY_SECRET"
 level = "${DUCKICELAKE_STACK_LOG_LEVEL:-info}"
 format = "json"
 EOF
+    # Governance's masked exports and authoring checks run embedded DuckDB,
+    # which cannot download extensions here: the venv's (scripts/venv.sh).
+    if [[ -d $stack_repo/.venv/duckdb-extensions ]]; then
+      cat >>"$tmp" <<EOF
+
+[duckdb]
+extension_directory = "$stack_repo/.venv/duckdb-extensions"
+EOF
+    fi
     if [[ $STACK_CATALOG == 1 ]]; then
       cat >>"$tmp" <<EOF
 
