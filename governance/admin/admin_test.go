@@ -20,7 +20,7 @@ type fixture struct {
 	svc *Service
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	l := govtest.New(t, govtest.Customers...)
 	check, err := sqlcheck.Open()
@@ -44,7 +44,7 @@ func kindOf(err error) Kind {
 }
 
 // seedGoverned authors the seeds' README example.
-func seedGoverned(t *testing.T, f *fixture) {
+func seedGoverned(t testing.TB, f *fixture) {
 	t.Helper()
 	ctx := context.Background()
 	must := func(err error) {
