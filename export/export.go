@@ -298,7 +298,10 @@ func (x *Exporter) copyOne(ctx context.Context, t *plan.Table, pl *plan.Plan, ta
 	var stats duckdb.Map
 	var partitions any
 	if err := x.cfg.DuckDB.QueryRowContext(ctx, q).Scan(&outName, &f.Records, &f.Size, &f.Footer, &stats, &partitions); err != nil {
-		return File{}, fmt.Errorf("export: copy %s of table %s.%s: %w", src.name, t.Namespace, t.Name, err)
+		if ctx.Err() != nil {
+			return File{}, fmt.Errorf("export: copy %s of table %s.%s: %w", src.name, t.Namespace, t.Name, ctx.Err())
+		}
+		return File{}, &CopyError{Namespace: t.Namespace, Table: t.Name, Source: src.name, Msg: ElideLiterals(err.Error())}
 	}
 	f.Source, f.SourceRows, f.Location = src.name, src.rows, loc.String()
 	f.Stats = statsOf(stats)
@@ -432,4 +435,44 @@ func fieldIDs(b *strings.Builder, name string, id int64, t ducklake.Type) error 
 	}
 	b.WriteByte('}')
 	return nil
+}
+
+// CopyError is a masked copy DuckDB refused to write — most often a policy
+// body that binds on its signature's type and fails on some value at run
+// time (a cast, a division). Msg is DuckDB's message with its quoted
+// literals elided: DuckDB quotes the value that failed ("Could not convert
+// string 'alice@example.com' to INT32"), and that value is the cleartext
+// the mask exists to hide, so not even the catalog's log may show it.
+type CopyError struct {
+	Namespace, Table, Source string
+	Msg                      string
+}
+
+func (e *CopyError) Error() string {
+	return "export: copy " + e.Source + " of table " + e.Namespace + "." + e.Table + ": " + e.Msg
+}
+
+// ElideLiterals replaces every single-quoted literal of a DuckDB message
+// (in which two quotes in a row are an escaped quote) by '…'. An
+// unterminated quote elides to the end.
+func ElideLiterals(msg string) string {
+	var b strings.Builder
+	b.Grow(len(msg))
+	for i := 0; i < len(msg); i++ {
+		if msg[i] != '\'' {
+			b.WriteByte(msg[i])
+			continue
+		}
+		b.WriteString("'…'")
+		for i++; i < len(msg); i++ {
+			if msg[i] == '\'' {
+				if i+1 < len(msg) && msg[i+1] == '\'' {
+					i++
+					continue
+				}
+				break
+			}
+		}
+	}
+	return b.String()
 }

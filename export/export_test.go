@@ -3,6 +3,7 @@ package export
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -295,5 +296,83 @@ func TestManagerRefreshesOnCommit(t *testing.T) {
 			t.Fatal("the export was not refreshed after the commit")
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestRuntimeFailingBodyFailsClosed: a mask that binds on its signature's
+// type but fails on the table's values (a cast every email refuses) makes
+// no masked copy — Ensure fails, nothing becomes current, so the airtight
+// tier serves nothing rather than anything raw — and the error names the
+// file and table but not the value DuckDB choked on.
+func TestRuntimeFailingBodyFailsClosed(t *testing.T) {
+	ev := newEnv(t)
+	ctx := context.Background()
+	check, err := sqlcheck.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer check.Close()
+	svc := admin.New(ev.lake.Store, check)
+	a := admin.Author{Principal: governance.Principal{ID: "admin"}}
+	for _, err := range []error{
+		svc.PutMaskingPolicy(ctx, a, admin.MaskingPolicy{Name: "bad_cast", Signature: "(val VARCHAR)",
+			Body: "CAST(CAST(val AS INTEGER) AS VARCHAR)", FileLayer: true}),
+		svc.PutAttachment(ctx, a, admin.Attachment{PolicyKind: "masking", PolicyName: "bad_cast", TargetKind: "column",
+			Schema: "analytics", Object: "customers", Column: "email"}),
+	} {
+		if err != nil {
+			t.Fatalf("authoring accepted what binds: %v", err)
+		}
+	}
+	st, err := ev.lake.Store.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ev.lake.Store.Reader()
+	snap := ev.snapshot(t)
+	tb, err := r.TableByName(ctx, snap, "analytics", "customers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields, err := r.Columns(ctx, snap, tb.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt := plan.TableOf("analytics", tb, fields)
+	pl := plan.Build(st, plan.Principal{Roles: model.NewRoleSet(nil)}, pt, plan.Options{})
+	if pl.Tier != plan.TierAirtight {
+		t.Fatalf("tier = %v, want airtight", pl.Tier)
+	}
+	m := NewManager(ManagerConfig{Exporter: ev.x, Source: materialize.NewPGSource(ev.lake.Pool, ""), Store: dirPutter{}, Debounce: time.Hour})
+	defer m.Close()
+	e, err := m.Ensure(ctx, pt, &pl, snap)
+	if err == nil {
+		t.Fatalf("Ensure built a copy with a body that fails on every row: %+v", e)
+	}
+	var ce *CopyError
+	if !errors.As(err, &ce) || ce.Table != "customers" || ce.Source == "" {
+		t.Fatalf("Ensure = %v, want a CopyError naming the table and file", err)
+	}
+	for _, leak := range []string{"alice@example.com", "bob@personal.io", "carol@work.net", "dave@example.com"} {
+		if strings.Contains(err.Error(), leak) {
+			t.Errorf("the error shows the cleartext %q: %v", leak, err)
+		}
+	}
+	if cur, ok, err := ev.x.Current(ctx, pt.TableID, pl.Signature); err != nil || ok {
+		t.Fatalf("after the failed build, Current = %+v, %v, %v; want none", cur, ok, err)
+	}
+}
+
+func TestElideLiterals(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"Conversion Error: Could not convert string 'alice@example.com' to INT32", "Conversion Error: Could not convert string '…' to INT32"},
+		{"a 'it''s' b 'c'", "a '…' b '…'"},
+		{"open 'never closed", "open '…'"},
+		{"nothing quoted", "nothing quoted"},
+		{"", ""},
+	} {
+		if got := ElideLiterals(tt.in); got != tt.want {
+			t.Errorf("ElideLiterals(%q) = %q, want %q", tt.in, got, tt.want)
+		}
 	}
 }
