@@ -14,7 +14,10 @@
 // since the last build still has the same rows and keeps its masked copy:
 // a 1-row INSERT into a 1M-row table writes one small file, not the table.
 // Copies no build uses any more are retired, and deleted once no
-// credential that could read them can still be valid.
+// credential that could read them can still be valid (Collect, run by
+// serve's sweep every minute); so are the exports of a table the catalog
+// no longer has, whoever dropped it, and a purge deletes them at once
+// (DropTable). Collect deletes nothing outside the export prefix.
 //
 // Nothing here serves bytes. The catalog serves the shadow metadata and
 // vends credentials for the export prefix only; the gateway refuses the

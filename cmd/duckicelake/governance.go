@@ -77,7 +77,7 @@ func (c *catalogService) openGovernance(ctx context.Context, cfg *config.Config,
 	}()
 	go func() {
 		defer c.wg.Done()
-		c.sweep(gctx, cfg.Governance.AuditRetention)
+		c.sweep(gctx, cfg)
 	}()
 	return nil
 }
@@ -112,17 +112,35 @@ func (c *catalogService) openExports(ctx context.Context, cfg *config.Config) er
 	return nil
 }
 
-// sweep purges, every few minutes, governance rows that name dropped
-// objects and audit rows past retention. Every process sweeps; the deletes
+// sweep collects retired masked copies every minute and purges, every
+// five, governance rows that name dropped objects and audit rows past
+// retention. Every process sweeps; the deletes
 // are idempotent.
-func (c *catalogService) sweep(ctx context.Context, retention time.Duration) {
-	tick := time.NewTicker(5 * time.Minute)
+func (c *catalogService) sweep(ctx context.Context, cfg *config.Config) {
+	retention := cfg.Governance.AuditRetention
+	tick := time.NewTicker(time.Minute)
 	defer tick.Stop()
-	for {
+	var objects *objstore.S3Store
+	if c.exports != nil {
+		objects = objstore.NewS3(rootS3Client(&cfg.Upstream))
+	}
+	for n := 1; ; n++ {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		}
+		if objects != nil {
+			// Masked copies no export uses, and the exports of dropped
+			// tables, once no credential that could read them is valid.
+			if got, err := c.exports.Exporter().Collect(ctx, objects); err != nil {
+				c.log.Warn("export: collect retired masked copies", zap.Error(err))
+			} else if got.Dropped > 0 || got.Deleted > 0 {
+				c.log.Info("export: collected", zap.Int("dropped_tables_exports", got.Dropped), zap.Int("deleted", got.Deleted))
+			}
+		}
+		if n%5 != 0 {
+			continue
 		}
 		if n, err := c.gov.Purge(ctx, store.Change{Author: governance.Principal{ID: "duckicelake"}}); err != nil {
 			c.log.Warn("governance: purge of dropped objects' rows", zap.Error(err))
