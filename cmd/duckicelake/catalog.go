@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -49,8 +50,10 @@ type catalogService struct {
 	index *tableindex.Live
 	// trail writes audit events to Postgres in batches.
 	trail *store.TrailWriter
-	gov   *store.Store
-	check *sqlcheck.Checker
+	// auditWritten and auditDropped count the trail's events (/metrics).
+	auditWritten, auditDropped atomic.Int64
+	gov                        *store.Store
+	check                      *sqlcheck.Checker
 	// exports makes masked copies (nil: none); duck is its DuckDB.
 	exports     *export.Manager
 	duck        *sql.DB

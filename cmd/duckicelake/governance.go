@@ -64,7 +64,8 @@ func (c *catalogService) openGovernance(ctx context.Context, cfg *config.Config,
 	if err != nil {
 		return err
 	}
-	c.trail = c.gov.NewTrailWriter(store.TrailOptions{Buffer: cfg.Governance.AuditBuffer, Logger: c.log})
+	c.trail = c.gov.NewTrailWriter(store.TrailOptions{Buffer: cfg.Governance.AuditBuffer, Logger: c.log,
+		OnWrite: func(n int) { c.auditWritten.Add(int64(n)) }, OnDrop: func(n int) { c.auditDropped.Add(int64(n)) }})
 
 	gctx, cancel := context.WithCancel(context.Background())
 	c.govCancel = cancel

@@ -149,6 +149,15 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer,
 			Namespace: "duckicelake", Subsystem: "catalog", Name: "materializations_total",
 			Help: "Iceberg metadata builds: LoadTable and eager misses of the materialiser's cache (a table is built once per change).",
 		}, func() float64 { return float64(cat.mat.Builds()) }))
+		if cat.trail != nil {
+			reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Namespace: "duckicelake", Subsystem: "audit", Name: "trail_written_total",
+				Help: "Audit events written to the Postgres audit trail (duckicelake_audit).",
+			}, func() float64 { return float64(cat.auditWritten.Load()) }), prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Namespace: "duckicelake", Subsystem: "audit", Name: "trail_dropped_total",
+				Help: "Audit events that did not reach the Postgres trail (buffer full, or a failed write); they are in the JSON audit log.",
+			}, func() float64 { return float64(cat.auditDropped.Load()) }))
+		}
 	} else {
 		logger.Info("catalog off: no catalog.dsn (DUCKICELAKE_CATALOG_DSN or DUCKICELAKE_PG_DSN); serving the gateway only")
 	}
