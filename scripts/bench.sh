@@ -33,6 +33,20 @@
 #                                   binaries run alternately BENCH_GO_ROUNDS times (3;
 #                                   BENCH_GO_BENCH, BENCH_GO_BENCHTIME: -bench ., 1s),
 #                                   set side by side by bench/cmd/benchcmp. Needs the venv.
+#   scripts/bench.sh governance [FLAGS…]
+#                                   governance's cost (issue 10), all in one run on the whole
+#                                   stack: bench/governance.py writes 100 tables and authors
+#                                   1,000 policies (200 masks, 800 row filters) over REST; then
+#                                   s3bench (FLAGS; default -ops get1k) on direct, relay, a
+#                                   gateway-only serve (governance off: no catalog, same build,
+#                                   backend and keys) and the governed serve, on keys inside a
+#                                   governed table's directory, interleaved; the audit trail's
+#                                   written/dropped counters over that run against the
+#                                   requests the governed gateway answered; LoadTable cache hits
+#                                   at c=32 of a governed table (10 policies on it, stamped for
+#                                   the caller) against an ungoverned one on the same serve
+#                                   (BENCH_HTTPBENCH_FLAGS); and a policy change on one serve →
+#                                   enforced by a second serve (p50/p99 over 50 changes).
 #   scripts/bench.sh raw [FLAGS…]   read-after-write (DESIGN §10): starts the whole stack
 #                                   (with Postgres and the catalog) on free ports; DuckDB
 #                                   commits N INSERTs into a DuckLake table, and after each
@@ -50,7 +64,7 @@ cd "$(dirname "$0")/.."
 repo=$(pwd)
 
 mode=${1:-}
-if [[ $mode != s3 && $mode != raw && $mode != compare ]]; then
+if [[ $mode != s3 && $mode != raw && $mode != compare && $mode != governance ]]; then
   # shellcheck disable=SC2086
   exec go test -run '^$' -bench . -benchmem ${BENCH_PKGS:-./sigv4/... ./gateway/...} "$@"
 fi
@@ -79,7 +93,7 @@ if [[ $mode != raw ]]; then
   go build -o bin/s3bench ./bench/cmd/s3bench
   go build -o bin/tcprelay ./bench/cmd/tcprelay
 fi
-[[ $mode == compare ]] && go build -o bin/httpbench ./bench/cmd/httpbench
+[[ $mode == compare || $mode == governance ]] && go build -o bin/httpbench ./bench/cmd/httpbench
 scripts/versitygw.sh
 [[ $mode != s3 ]] && scripts/venv.sh
 
@@ -193,12 +207,12 @@ bench_start_serve() {
   stack_log "serve ($name): gateway http://$BENCH_SERVE_GATEWAY, admin http://$BENCH_SERVE_ADMIN (pid $BENCH_SERVE_PID)"
 }
 
-# bench_gateway_target NAME ADDR PID prints an s3bench -target for a gateway,
-# with a credential minted for the bench prefix.
+# bench_gateway_target NAME ADDR PID [PREFIX] prints an s3bench -target for a
+# gateway, with a credential minted for PREFIX (default bench/).
 bench_gateway_target() {
   local creds key secret token
   creds=$("$STACK_BIN" creds mint --config "$STACK_CONFIG" --principal bench \
-    --grant "$STACK_BUCKET:bench/:rw" --ttl 12h --format env)
+    --grant "$STACK_BUCKET:${4:-bench/}:rw" --ttl 12h --format env)
   key=$(sed -n 's/^AWS_ACCESS_KEY_ID=//p' <<<"$creds")
   secret=$(sed -n 's/^AWS_SECRET_ACCESS_KEY=//p' <<<"$creds")
   token=$(sed -n 's/^AWS_SESSION_TOKEN=//p' <<<"$creds")
@@ -242,6 +256,67 @@ if [[ $mode == compare ]]; then
   echo "== LoadTable + vended credentials, c=32 (load average $(cut -d' ' -f1-3 /proc/loadavg))"
   bin/httpbench "${http_targets[@]}" -vs old -c 32 -header "Authorization: Bearer $token" \
     -header "X-Iceberg-Access-Delegation: vended-credentials" "${hflags[@]}"
+  echo "== done (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+  exit
+fi
+
+if [[ $mode == governance ]]; then
+  [[ ${STACK_GATEWAY_UP:-0} == 1 && $STACK_CATALOG == 1 ]] || stack_die "the stack has no gateway and catalog"
+  lake_env=("DUCKICELAKE_TEST_CATALOG_URL=$STACK_CATALOG_URL" "DUCKICELAKE_TEST_CATALOG_CREDENTIAL=$STACK_CATALOG_CREDENTIAL"
+    "DUCKICELAKE_TEST_CATALOG_DSN=$STACK_PG_DSN_KV" "DUCKICELAKE_TEST_DATA_PATH=$STACK_DATA_PATH"
+    "DUCKICELAKE_TEST_GATEWAY=http://$STACK_GATEWAY_ADDR" "DUCKICELAKE_TEST_CONFIG=$STACK_CONFIG"
+    "DUCKICELAKE_TEST_S3_REGION=$STACK_REGION" "DUCKICELAKE_BIN=$STACK_BIN")
+  echo "== governance: 100 tables, 1,000 policies (bench/governance.py setup)"
+  {
+    read -r gov_path
+    read -r plain_path
+    read -r token
+  } < <(env "${lake_env[@]}" .venv/bin/python bench/governance.py setup)
+  [[ -n ${token:-} ]] || stack_die "bench/governance.py setup gave no token"
+  # Keys inside governed table t0's directory: every request is looked up
+  # in the key index and decided by the engine.
+  data_key=${STACK_DATA_PATH#s3://$STACK_BUCKET/}
+  gov_prefix=${data_key}gov_bench/t0/bench/
+
+  # Governance off: the same build as a gateway only (no catalog), on the
+  # same backend and minting keys.
+  off_config=$STACK_DIR/duckicelake-off.toml
+  sed -e '/^dsn = /d' -e '/^data_path = /d' "$STACK_CONFIG" >"$off_config"
+  chmod 600 "$off_config"
+  stack_config=$STACK_CONFIG
+  STACK_CONFIG=$off_config
+  bench_start_serve "$STACK_BIN" off
+  STACK_CONFIG=$stack_config
+  off_gateway=$BENCH_SERVE_GATEWAY off_pid=$BENCH_SERVE_PID
+  targets+=(-target "$(bench_gateway_target gateway-off "$off_gateway" "$off_pid" "$gov_prefix")")
+  targets+=(-target "$(bench_gateway_target gateway-gov "$STACK_GATEWAY_ADDR" "$STACK_GATEWAY_PID" "$gov_prefix")")
+  vs+=,gateway-off
+
+  metric() { # metric NAME: the sum of a metric's samples on the governed serve
+    curl -fsS "$STACK_CATALOG_URL/metrics" | awk -v m="$1" '$1 == m || index($1, m "{") == 1 { s += $2 } END { printf "%d\n", s }'
+  }
+  req0=$(metric duckicelake_gateway_requests_total)
+  w0=$(metric duckicelake_audit_trail_written_total)
+  d0=$(metric duckicelake_audit_trail_dropped_total)
+  echo "== s3bench: direct, relay, gateway-off, gateway-gov on $STACK_BUCKET/$gov_prefix (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+  [[ $# -gt 0 ]] || set -- -ops get1k
+  bin/s3bench "${targets[@]}" -vs "$vs" -bucket "$STACK_BUCKET" -prefix "$gov_prefix" "$@"
+  sleep 2 # the trail flushes every 200 ms
+  req1=$(metric duckicelake_gateway_requests_total)
+  w1=$(metric duckicelake_audit_trail_written_total)
+  d1=$(metric duckicelake_audit_trail_dropped_total)
+  echo "== audit trail over that run: the governed gateway answered $((req1 - req0)) requests;" \
+    "$((w1 - w0)) events written to Postgres, $((d1 - d0)) dropped"
+
+  # shellcheck disable=SC2206
+  hflags=(${BENCH_HTTPBENCH_FLAGS:--rounds 5 -duration 5s -warmup 1s})
+  echo "== LoadTable cache hit, c=32: governed (gov_bench.t0, 2 masks + 8 row filters, stamped) vs ungoverned (gov_bench.plain) (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+  bin/httpbench -target "plain|$STACK_CATALOG_URL$plain_path" -target "governed|$STACK_CATALOG_URL$gov_path" -vs plain -c 32 \
+    -header "Authorization: Bearer $token" "${hflags[@]}"
+
+  bench_start_serve "$STACK_BIN" second
+  echo "== policy change on the stack's serve → enforced by a second serve (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+  env "${lake_env[@]}" .venv/bin/python bench/governance.py propagate --a "$STACK_CATALOG_URL" --b "http://$BENCH_SERVE_ADMIN" --n 50
   echo "== done (load average $(cut -d' ' -f1-3 /proc/loadavg))"
   exit
 fi

@@ -295,6 +295,47 @@ func (r *Reader) Columns(ctx context.Context, snap, tableID int64) ([]Field, err
 	return fields, nil
 }
 
+// ColumnsOf is Columns for many tables in one query: the top-level
+// columns of each of tableIDs at snapshot snap. A table with no columns at
+// snap (not live then) has no entry.
+func (r *Reader) ColumnsOf(ctx context.Context, snap int64, tableIDs []int64) (map[int64][]Field, error) {
+	out := make(map[int64][]Field, len(tableIDs))
+	if len(tableIDs) == 0 {
+		return out, nil
+	}
+	rows, err := r.db.Query(ctx, `SELECT column_id, begin_snapshot, end_snapshot, table_id, column_order,
+			column_name, column_type, initial_default, default_value, coalesce(nulls_allowed, true),
+			parent_column, coalesce(default_value_type, ''), coalesce(default_value_dialect, '')
+		FROM `+r.t("ducklake_column")+` WHERE table_id = ANY($2) AND `+visible("")+` ORDER BY table_id, column_order, column_id`, snap, tableIDs)
+	if err != nil {
+		return nil, fmt.Errorf("read columns of %d tables: %w", len(tableIDs), err)
+	}
+	cols, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Column, error) {
+		var c Column
+		var e, parent *int64
+		err := row.Scan(&c.ID, &c.Begin, &e, &c.TableID, &c.Order, &c.Name, &c.Type, &c.InitialDefault,
+			&c.DefaultValue, &c.NullsAllowed, &parent, &c.DefaultValueType, &c.DefaultValueDialect)
+		c.End, c.ParentColumn = end(e), orZero(parent)
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read columns of %d tables: %w", len(tableIDs), err)
+	}
+	for i := 0; i < len(cols); {
+		j := i
+		for j < len(cols) && cols[j].TableID == cols[i].TableID {
+			j++
+		}
+		fields, err := BuildFields(cols[i:j])
+		if err != nil {
+			return nil, fmt.Errorf("table %d at snapshot %d: %w", cols[i].TableID, snap, err)
+		}
+		out[cols[i].TableID] = fields
+		i = j
+	}
+	return out, nil
+}
+
 // BuildFields assembles column rows of one table version (as ColumnRows
 // returns them, ordered by column_order) into top-level fields.
 func BuildFields(cols []Column) ([]Field, error) {

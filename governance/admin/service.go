@@ -746,17 +746,25 @@ func (s *Service) governedTables(ctx context.Context, st *model.State) ([]*plan.
 	if err != nil {
 		return nil, err
 	}
-	var out []*plan.Table
+	var governed []ducklake.Table
+	var ids []int64
 	for _, t := range names.AllTables() {
-		if !st.MayGovern(t.SchemaID, t.ID) {
-			continue
+		if st.MayGovern(t.SchemaID, t.ID) {
+			governed = append(governed, t)
+			ids = append(ids, t.ID)
 		}
-		fields, err := s.store.Reader().Columns(ctx, names.Snapshot, t.ID)
-		if errors.Is(err, ducklake.ErrNotFound) {
+	}
+	// One query for every governed table's columns: authoring checks run
+	// on every change, and a lake has hundreds of governed tables.
+	cols, err := s.store.Reader().ColumnsOf(ctx, names.Snapshot, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*plan.Table, 0, len(governed))
+	for _, t := range governed {
+		fields, ok := cols[t.ID]
+		if !ok {
 			continue
-		}
-		if err != nil {
-			return nil, err
 		}
 		ns, _ := names.Schema(t.SchemaID)
 		out = append(out, plan.TableOf(ns, t, fields))
