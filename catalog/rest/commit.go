@@ -34,7 +34,7 @@ func (s *Server) updateTable(r *request) error {
 		return notImplemented(r)
 	}
 	var req commit.TableCommit
-	if err := s.readJSON(r.ctx, &req); err != nil {
+	if err := s.readJSON(r.rc, &req); err != nil {
 		return err
 	}
 	if id := req.Identifier; id != nil && (len(id.Namespace) != 1 || id.Namespace[0] != r.ns || id.Name != r.table) {
@@ -62,8 +62,8 @@ func (s *Server) writeCommitResponse(r *request, snap int64) error {
 	body = append(body, `,"metadata":`...)
 	body = append(body, e.metadata...)
 	body = append(body, '}')
-	r.ctx.SetContentType(contentTypeJSON)
-	r.ctx.SetBody(body)
+	r.rc.SetContentType(contentTypeJSON)
+	r.rc.SetBody(body)
 	return nil
 }
 

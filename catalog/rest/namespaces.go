@@ -98,7 +98,7 @@ func (s *Server) schemaNamed(ctx context.Context, snap int64, name string) (sche
 }
 
 func (s *Server) listNamespaces(r *request) error {
-	args := r.ctx.QueryArgs()
+	args := r.rc.QueryArgs()
 	snap, err := s.currentSnapshot(r.ctx)
 	if err != nil {
 		return err
@@ -122,7 +122,7 @@ func (s *Server) listNamespaces(r *request) error {
 		if _, err := s.schemaNamed(r.ctx, snap, ns); err != nil {
 			return err
 		}
-		return writeJSON(r.ctx, listNamespacesBody{Namespaces: [][]string{}})
+		return writeJSON(r.rc, listNamespacesBody{Namespaces: [][]string{}})
 	}
 	scs, err := s.schemas(r.ctx, snap, "")
 	if err != nil {
@@ -145,7 +145,7 @@ func (s *Server) listNamespaces(r *request) error {
 	for i, n := range page {
 		out.Namespaces[i] = []string{n}
 	}
-	return writeJSON(r.ctx, out)
+	return writeJSON(r.rc, out)
 }
 
 // unescapeQuery is for query values, which fasthttp has already decoded.
@@ -168,7 +168,7 @@ func (s *Server) loadNamespace(r *request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(r.ctx, namespaceBody{Namespace: []string{sc.Name}, Properties: props})
+	return writeJSON(r.rc, namespaceBody{Namespace: []string{sc.Name}, Properties: props})
 }
 
 func (s *Server) namespaceProperties(ctx context.Context, sc schemaAt) (map[string]string, error) {
@@ -192,7 +192,7 @@ func (s *Server) namespaceExists(r *request) error {
 	if _, _, err := s.schemaNow(r.ctx, r.ns); err != nil {
 		return err
 	}
-	r.ctx.SetStatusCode(fasthttp.StatusNoContent)
+	r.rc.SetStatusCode(fasthttp.StatusNoContent)
 	return nil
 }
 
@@ -225,7 +225,7 @@ func (s *Server) createNamespace(r *request) error {
 		return forbidden("creating a namespace needs write access to every namespace (scope ns:*:w or *)")
 	}
 	var req namespaceBody
-	if err := s.readJSON(r.ctx, &req); err != nil {
+	if err := s.readJSON(r.rc, &req); err != nil {
 		return err
 	}
 	if req.Namespace == nil {
@@ -283,7 +283,7 @@ func (s *Server) createNamespace(r *request) error {
 	} else {
 		props[propLocation] = path
 	}
-	return writeJSON(r.ctx, namespaceBody{Namespace: []string{name}, Properties: props})
+	return writeJSON(r.rc, namespaceBody{Namespace: []string{name}, Properties: props})
 }
 
 // defaultSchema is the schema every DuckLake catalog starts with; DuckDB
@@ -329,7 +329,7 @@ func (s *Server) dropNamespace(r *request) error {
 	if err != nil {
 		return err
 	}
-	r.ctx.SetStatusCode(fasthttp.StatusNoContent)
+	r.rc.SetStatusCode(fasthttp.StatusNoContent)
 	return nil
 }
 
@@ -340,7 +340,7 @@ func (s *Server) updateProperties(r *request) error {
 		return forbidden("no write access to namespace %s", r.ns)
 	}
 	var req updatePropertiesRequest
-	if err := s.readJSON(r.ctx, &req); err != nil {
+	if err := s.readJSON(r.rc, &req); err != nil {
 		return err
 	}
 	for _, k := range req.Removals {
@@ -395,5 +395,5 @@ func (s *Server) updateProperties(r *request) error {
 	if err := tx.Commit(r.ctx); err != nil {
 		return fmt.Errorf("commit namespace properties: %w", err)
 	}
-	return writeJSON(r.ctx, out)
+	return writeJSON(r.rc, out)
 }

@@ -38,7 +38,7 @@ func (s *Server) readRegistration(r *request, kind string) (req registerRequest,
 	if !r.p.CanWrite(r.ns) {
 		return req, 0, schemaAt{}, forbidden("no write access to namespace %s", r.ns)
 	}
-	if err := s.readJSON(r.ctx, &req); err != nil {
+	if err := s.readJSON(r.rc, &req); err != nil {
 		return req, 0, schemaAt{}, err
 	}
 	if err := checkName(kind, req.Name); err != nil {

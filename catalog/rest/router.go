@@ -2,6 +2,7 @@ package rest
 
 import (
 	"bytes"
+	"context"
 	"slices"
 	"strings"
 
@@ -18,8 +19,12 @@ const nsSeparator = "\x1f"
 
 // request is one routed API call.
 type request struct {
-	ctx *fasthttp.RequestCtx
-	p   *Principal
+	// ctx is what the request's work runs under (requestContext): its
+	// deadline, cancelled when the client goes away.
+	ctx context.Context
+	// rc is the HTTP exchange: headers, body, the response.
+	rc *fasthttp.RequestCtx
+	p  *Principal
 	// ns and table are the decoded path parameters, when the route has them.
 	ns, table string
 }
@@ -67,7 +72,9 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 		s.writeError(ctx, err)
 		return
 	}
-	r := request{ctx: ctx, p: p}
+	rctx, done := s.requestContext(ctx)
+	defer done()
+	r := request{ctx: rctx, rc: ctx, p: p}
 	if err := s.route(&r, seg); err != nil {
 		s.writeError(ctx, err)
 	}
@@ -77,26 +84,26 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 // /v1/: {prefix}/namespaces/…, {prefix}/tables/rename.
 func (s *Server) route(r *request, seg [][]byte) error {
 	if len(seg) == 3 && string(seg[0]) == "aws" && string(seg[1]) == "s3" && string(seg[2]) == "sign" {
-		if !r.ctx.IsPost() {
-			return methodNotAllowed(r.ctx, "POST")
+		if !r.rc.IsPost() {
+			return methodNotAllowed(r.rc, "POST")
 		}
 		return s.signLegacy(r)
 	}
 	if len(seg) < 2 {
-		return errorf(fasthttp.StatusNotFound, TypeNotFound, "no such route: %s", r.ctx.Path())
+		return errorf(fasthttp.StatusNotFound, TypeNotFound, "no such route: %s", r.rc.Path())
 	}
 	if prefix, err := unescape(seg[0]); err != nil || prefix != s.cfg.Name {
 		return errorf(fasthttp.StatusNotFound, TypeNoSuchWarehouse,
 			"no catalog %q here; this server's catalog is %q (GET /v1/config returns the prefix)", seg[0], s.cfg.Name)
 	}
-	method := string(r.ctx.Method())
+	method := string(r.rc.Method())
 	seg = seg[1:]
 	switch string(seg[0]) {
 	case "namespaces":
 	case "tables":
 		if len(seg) == 2 && string(seg[1]) == "rename" {
 			if method != fasthttp.MethodPost {
-				return methodNotAllowed(r.ctx, "POST")
+				return methodNotAllowed(r.rc, "POST")
 			}
 			return s.renameTable(r)
 		}
@@ -108,7 +115,7 @@ func (s *Server) route(r *request, seg [][]byte) error {
 	case "transactions":
 		if len(seg) == 2 && string(seg[1]) == "commit" {
 			if method != fasthttp.MethodPost {
-				return methodNotAllowed(r.ctx, "POST")
+				return methodNotAllowed(r.rc, "POST")
 			}
 			return s.commitTransaction(r)
 		}
@@ -125,7 +132,7 @@ func (s *Server) route(r *request, seg [][]byte) error {
 		case fasthttp.MethodPost:
 			return s.createNamespace(r)
 		}
-		return methodNotAllowed(r.ctx, "GET, POST")
+		return methodNotAllowed(r.rc, "GET, POST")
 	}
 	if levels, ok := multiLevel(seg[1]); ok {
 		return absentNamespace(r, seg, levels)
@@ -144,7 +151,7 @@ func (s *Server) route(r *request, seg [][]byte) error {
 		case fasthttp.MethodDelete:
 			return s.dropNamespace(r)
 		}
-		return methodNotAllowed(r.ctx, "GET, HEAD, DELETE")
+		return methodNotAllowed(r.rc, "GET, HEAD, DELETE")
 	}
 	switch string(seg[2]) {
 	case "properties":
@@ -152,7 +159,7 @@ func (s *Server) route(r *request, seg [][]byte) error {
 			return notFound(r)
 		}
 		if method != fasthttp.MethodPost {
-			return methodNotAllowed(r.ctx, "POST")
+			return methodNotAllowed(r.rc, "POST")
 		}
 		return s.updateProperties(r)
 	case "tables":
@@ -163,7 +170,7 @@ func (s *Server) route(r *request, seg [][]byte) error {
 			return notFound(r)
 		}
 		if method != fasthttp.MethodPost {
-			return methodNotAllowed(r.ctx, "POST")
+			return methodNotAllowed(r.rc, "POST")
 		}
 		if string(seg[2]) == "register" {
 			return s.registerTable(r)
@@ -181,7 +188,7 @@ func (s *Server) route(r *request, seg [][]byte) error {
 		case fasthttp.MethodPost:
 			return s.createTable(r)
 		}
-		return methodNotAllowed(r.ctx, "GET, POST")
+		return methodNotAllowed(r.rc, "GET, POST")
 	}
 	table, err := unescape(seg[3])
 	if err != nil || table == "" {
@@ -206,7 +213,7 @@ func (s *Server) route(r *request, seg [][]byte) error {
 		case fasthttp.MethodPost:
 			return s.updateTable(r)
 		}
-		return methodNotAllowed(r.ctx, "GET, HEAD, DELETE, POST")
+		return methodNotAllowed(r.rc, "GET, HEAD, DELETE, POST")
 	}
 	if len(seg) != 5 {
 		return notFound(r)
@@ -214,17 +221,17 @@ func (s *Server) route(r *request, seg [][]byte) error {
 	switch string(seg[4]) {
 	case "credentials":
 		if method != fasthttp.MethodGet {
-			return methodNotAllowed(r.ctx, "GET")
+			return methodNotAllowed(r.rc, "GET")
 		}
 		return s.loadCredentials(r)
 	case "metrics":
 		if method != fasthttp.MethodPost {
-			return methodNotAllowed(r.ctx, "POST")
+			return methodNotAllowed(r.rc, "POST")
 		}
 		return s.reportMetrics(r)
 	case "sign":
 		if method != fasthttp.MethodPost {
-			return methodNotAllowed(r.ctx, "POST")
+			return methodNotAllowed(r.rc, "POST")
 		}
 		return s.signTable(r)
 	case "plan", "tasks", "unregister":
@@ -234,12 +241,12 @@ func (s *Server) route(r *request, seg [][]byte) error {
 }
 
 func notFound(r *request) error {
-	return errorf(fasthttp.StatusNotFound, TypeNotFound, "no such route: %s %s", r.ctx.Method(), r.ctx.Path())
+	return errorf(fasthttp.StatusNotFound, TypeNotFound, "no such route: %s %s", r.rc.Method(), r.rc.Path())
 }
 
 func notImplemented(r *request) error {
 	return errorf(fasthttp.StatusNotImplemented, TypeUnsupported,
-		"%s %s is not supported by this catalog (GET /v1/config lists the supported endpoints)", r.ctx.Method(), r.ctx.Path())
+		"%s %s is not supported by this catalog (GET /v1/config lists the supported endpoints)", r.rc.Method(), r.rc.Path())
 }
 
 func methodNotAllowed(ctx *fasthttp.RequestCtx, allow string) error {

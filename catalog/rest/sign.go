@@ -733,7 +733,7 @@ func (s *Server) signTable(r *request) error {
 		return forbidden("no access to namespace %s", r.ns)
 	}
 	var in signInput
-	if err := s.readJSON(r.ctx, &in); err != nil {
+	if err := s.readJSON(r.rc, &in); err != nil {
 		return err
 	}
 	if err := in.check(); err != nil {
@@ -747,7 +747,7 @@ func (s *Server) signTable(r *request) error {
 	if err != nil {
 		return err
 	}
-	return writeSigned(r.ctx, out)
+	return writeSigned(r.rc, out)
 }
 
 // signLegacy serves POST /v1/aws/s3/sign: the table is the one whose files
@@ -757,7 +757,7 @@ func (s *Server) signLegacy(r *request) error {
 		return errNoSigner
 	}
 	var in signInput
-	if err := s.readJSON(r.ctx, &in); err != nil {
+	if err := s.readJSON(r.rc, &in); err != nil {
 		return err
 	}
 	if err := in.check(); err != nil {
@@ -789,7 +789,7 @@ func (s *Server) signLegacy(r *request) error {
 	if err != nil {
 		return err
 	}
-	return writeSigned(r.ctx, out)
+	return writeSigned(r.rc, out)
 }
 
 func writeSigned(ctx *fasthttp.RequestCtx, out *signOutput) error {

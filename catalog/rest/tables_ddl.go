@@ -40,7 +40,7 @@ func (s *Server) lookupTable(ctx context.Context, tx pgx.Tx, schemaID int64, nam
 func (s *Server) dropTable(r *request) error {
 	purge := false
 	// Case-insensitive: PyIceberg sends Python's "True" and "False".
-	switch v := r.ctx.QueryArgs().Peek("purgeRequested"); strings.ToLower(string(v)) {
+	switch v := r.rc.QueryArgs().Peek("purgeRequested"); strings.ToLower(string(v)) {
 	case "", "false":
 	case "true":
 		purge = true
@@ -104,7 +104,7 @@ func (s *Server) dropTable(r *request) error {
 				zap.String("table", r.ns+"."+r.table), zap.Stringer("location", target), zap.Error(err))
 		}
 	}
-	r.ctx.SetStatusCode(fasthttp.StatusNoContent)
+	r.rc.SetStatusCode(fasthttp.StatusNoContent)
 	return nil
 }
 
@@ -178,7 +178,7 @@ type renameRequest struct {
 // identifiers well-formed, write access to both namespaces, a valid new name.
 func (s *Server) readRename(r *request, kind string) (srcNS, src, dstNS, dst string, err error) {
 	var req renameRequest
-	if err := s.readJSON(r.ctx, &req); err != nil {
+	if err := s.readJSON(r.rc, &req); err != nil {
 		return "", "", "", "", err
 	}
 	if req.Source == nil || req.Destination == nil {
@@ -280,6 +280,6 @@ func (s *Server) renameTable(r *request) error {
 		return err
 	}
 	s.cache.drop(srcNS, src)
-	r.ctx.SetStatusCode(fasthttp.StatusNoContent)
+	r.rc.SetStatusCode(fasthttp.StatusNoContent)
 	return nil
 }

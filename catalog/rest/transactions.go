@@ -21,7 +21,7 @@ func (s *Server) commitTransaction(r *request) error {
 		return notImplemented(r)
 	}
 	var req commitTransactionRequest
-	if err := s.readJSON(r.ctx, &req); err != nil {
+	if err := s.readJSON(r.rc, &req); err != nil {
 		return err
 	}
 	if len(req.TableChanges) == 0 {
@@ -56,6 +56,6 @@ func (s *Server) commitTransaction(r *request) error {
 	if _, err := s.commitTables(r.ctx, r.p, changes); err != nil {
 		return err
 	}
-	r.ctx.SetStatusCode(fasthttp.StatusNoContent)
+	r.rc.SetStatusCode(fasthttp.StatusNoContent)
 	return nil
 }

@@ -59,7 +59,7 @@ var viewEndpoints = []string{
 // routeViews serves {prefix}/namespaces/{ns}/views[/{view}]; seg is what
 // follows "views".
 func (s *Server) routeViews(r *request, seg [][]byte) error {
-	method := string(r.ctx.Method())
+	method := string(r.rc.Method())
 	if len(seg) == 0 {
 		switch method {
 		case fasthttp.MethodGet:
@@ -67,7 +67,7 @@ func (s *Server) routeViews(r *request, seg [][]byte) error {
 		case fasthttp.MethodPost:
 			return s.createView(r)
 		}
-		return methodNotAllowed(r.ctx, "GET, POST")
+		return methodNotAllowed(r.rc, "GET, POST")
 	}
 	if len(seg) != 1 {
 		return notFound(r)
@@ -86,7 +86,7 @@ func (s *Server) routeViews(r *request, seg [][]byte) error {
 	case fasthttp.MethodDelete:
 		return s.dropView(r, name)
 	}
-	return methodNotAllowed(r.ctx, "GET, HEAD, POST, DELETE")
+	return methodNotAllowed(r.rc, "GET, HEAD, POST, DELETE")
 }
 
 // routeViewRename serves {prefix}/views/…; seg is what follows "views".
@@ -94,8 +94,8 @@ func (s *Server) routeViewRename(r *request, seg [][]byte) error {
 	if len(seg) != 1 || string(seg[0]) != "rename" {
 		return notFound(r)
 	}
-	if !r.ctx.IsPost() {
-		return methodNotAllowed(r.ctx, "POST")
+	if !r.rc.IsPost() {
+		return methodNotAllowed(r.rc, "POST")
 	}
 	return s.renameView(r)
 }
@@ -340,7 +340,7 @@ type loadViewResult struct {
 }
 
 func writeView(r *request, loc string, md *views.Metadata) error {
-	return writeJSON(r.ctx, loadViewResult{MetadataLocation: loc, Metadata: md, Config: map[string]string{}})
+	return writeJSON(r.rc, loadViewResult{MetadataLocation: loc, Metadata: md, Config: map[string]string{}})
 }
 
 // typeIllegalArgument is the ErrorModel type of an invalid view change:
@@ -380,7 +380,7 @@ func (s *Server) listViews(r *request) error {
 		return fmt.Errorf("read views: %w", err)
 	}
 	slices.Sort(names)
-	page, next, err := paginate(names, r.ctx.QueryArgs())
+	page, next, err := paginate(names, r.rc.QueryArgs())
 	if err != nil {
 		return err
 	}
@@ -388,7 +388,7 @@ func (s *Server) listViews(r *request) error {
 	for i := range page {
 		out.Identifiers[i] = tableIdentifier{Namespace: []string{r.ns}, Name: &page[i]}
 	}
-	return writeJSON(r.ctx, out)
+	return writeJSON(r.rc, out)
 }
 
 func (s *Server) loadView(r *request, name string) error {
@@ -420,7 +420,7 @@ func (s *Server) viewExists(r *request, name string) error {
 	if !found {
 		return noSuchView(r.ns, name)
 	}
-	r.ctx.SetStatusCode(fasthttp.StatusNoContent)
+	r.rc.SetStatusCode(fasthttp.StatusNoContent)
 	return nil
 }
 
@@ -437,7 +437,7 @@ func (s *Server) createView(r *request) error {
 		return forbidden("no write access to namespace %s", r.ns)
 	}
 	var req createViewRequest
-	if err := s.readJSON(r.ctx, &req); err != nil {
+	if err := s.readJSON(r.rc, &req); err != nil {
 		return err
 	}
 	if err := checkName("view", req.Name); err != nil {
@@ -583,7 +583,7 @@ func (s *Server) replaceView(r *request, name string) error {
 		return forbidden("no write access to namespace %s", r.ns)
 	}
 	var req commitViewRequest
-	if err := s.readJSON(r.ctx, &req); err != nil {
+	if err := s.readJSON(r.rc, &req); err != nil {
 		return err
 	}
 	if req.Updates == nil {
@@ -706,7 +706,7 @@ func (s *Server) dropView(r *request, name string) error {
 	if err != nil {
 		return err
 	}
-	r.ctx.SetStatusCode(fasthttp.StatusNoContent)
+	r.rc.SetStatusCode(fasthttp.StatusNoContent)
 	return nil
 }
 
@@ -751,6 +751,6 @@ func (s *Server) renameView(r *request) error {
 	if err != nil {
 		return err
 	}
-	r.ctx.SetStatusCode(fasthttp.StatusNoContent)
+	r.rc.SetStatusCode(fasthttp.StatusNoContent)
 	return nil
 }

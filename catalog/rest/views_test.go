@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"regexp"
@@ -156,7 +157,7 @@ func TestViewRoutes(t *testing.T) {
 		for _, p := range strings.Split(strings.TrimPrefix(tt.path, "/v1/"), "/") {
 			seg = append(seg, []byte(p))
 		}
-		r := request{ctx: &ctx, p: &Principal{}}
+		r := request{ctx: context.Background(), rc: &ctx, p: &Principal{}}
 		err := s.route(&r, seg)
 		var e *Error
 		if !errors.As(err, &e) || e.Code != tt.code {

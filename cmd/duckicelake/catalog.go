@@ -149,16 +149,17 @@ func openCatalog(ctx context.Context, cfg *config.Config, gatewayURL string, key
 		Options: materialize.Options{Objects: materialize.NewPositionCache(root, 0)},
 	})
 	c.rest, err = rest.New(ctx, rest.Config{
-		Name:        cc.Name,
-		Schema:      cc.Schema,
-		Dev:         cfg.Dev,
-		TokenKey:    tokenKey,
-		TokenTTL:    cfg.OAuth.TokenTTL,
-		Clients:     clients,
-		GatewayURL:  gatewayURL,
-		Region:      cfg.Gateway.Region,
-		VendTTL:     cc.VendTTL,
-		SnapshotTTL: cc.SnapshotTTL,
+		Name:           cc.Name,
+		Schema:         cc.Schema,
+		Dev:            cfg.Dev,
+		TokenKey:       tokenKey,
+		TokenTTL:       cfg.OAuth.TokenTTL,
+		Clients:        clients,
+		GatewayURL:     gatewayURL,
+		Region:         cfg.Gateway.Region,
+		VendTTL:        cc.VendTTL,
+		SnapshotTTL:    cc.SnapshotTTL,
+		RequestTimeout: cc.RequestTimeout,
 		// Remote signing signs for the gateway; a sign request may name the
 		// upstream's host or a virtual-hosted bucket as the gateway knows them.
 		Signer: rest.SignerConfig{

@@ -285,6 +285,7 @@ func gatewayConfig(c *config.Config) gateway.Config {
 		},
 		HeaderReadTimeout: c.Gateway.HeaderReadTimeout,
 		IdleTimeout:       c.Gateway.IdleTimeout,
+		AuthorizeTimeout:  c.Gateway.AuthorizeTimeout,
 		MaxHeaderBytes:    int(c.Gateway.MaxHeaderBytes),
 		MaxConns:          c.Gateway.MaxConnections,
 		MaxConnsPerIP:     c.Gateway.MaxConnectionsPerIP,

@@ -55,6 +55,7 @@ func (c *Config) validate(source map[string]string) error {
 	checkPositive("gateway.header_read_timeout", g.HeaderReadTimeout)
 	checkPositive("gateway.idle_timeout", g.IdleTimeout)
 	checkPositive("gateway.shutdown_timeout", g.ShutdownTimeout)
+	checkPositive("gateway.authorize_timeout", g.AuthorizeTimeout)
 	if g.MaxHeaderBytes < 4<<10 || g.MaxHeaderBytes > 1<<20 {
 		bad("gateway.max_header_bytes", "want 4KiB..1MiB, got %s", g.MaxHeaderBytes)
 	}
@@ -89,6 +90,7 @@ func (c *Config) validate(source map[string]string) error {
 	}
 	checkPositive("catalog.snapshot_ttl", cat.SnapshotTTL)
 	checkPositive("catalog.vend_ttl", cat.VendTTL)
+	checkPositive("catalog.request_timeout", cat.RequestTimeout)
 
 	o := &c.OAuth
 	if o.TokenKey != "" {
