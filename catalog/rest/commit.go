@@ -27,11 +27,8 @@ type tableChange struct {
 // updateTable serves POST …/namespaces/{ns}/tables/{table}: a
 // CommitTableRequest, answered with the table's new metadata.
 func (s *Server) updateTable(r *request) error {
-	if !r.p.CanWrite(r.ns) {
-		return forbidden("no write access to namespace %s", r.ns)
-	}
 	if s.mat == nil {
-		return notImplemented(r)
+		return unsupported("%s", offMat)
 	}
 	var req commit.TableCommit
 	if err := s.readJSON(r.rc, &req); err != nil {
@@ -230,7 +227,7 @@ func commitError(err error) error {
 	case errors.Is(err, commit.ErrForbidden):
 		return forbidden("%s", ce.Message)
 	case errors.Is(err, commit.ErrUnsupported):
-		return errorf(fasthttp.StatusNotImplemented, TypeUnsupported, "%s", ce.Message)
+		return errorf(fasthttp.StatusNotAcceptable, TypeUnsupported, "%s", ce.Message)
 	}
 	return badRequest("%s", ce.Message)
 }

@@ -18,11 +18,8 @@ import (
 // included when asked for). A staged create writes nothing: it answers the
 // metadata the table will have when a create transaction commits it.
 func (s *Server) createTable(r *request) error {
-	if !r.p.CanWrite(r.ns) {
-		return forbidden("no write access to namespace %s", r.ns)
-	}
 	if s.mat == nil {
-		return notImplemented(r)
+		return unsupported("%s", offMat)
 	}
 	var req commit.CreateTableRequest
 	if err := s.readJSON(r.rc, &req); err != nil {

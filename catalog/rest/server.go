@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/duckicelake/duckicelake/catalog/commit"
@@ -65,6 +66,9 @@ type Deps struct {
 	// Governance enforces and authors tags, masks, row policies, roles and
 	// grants; nil serves no governance routes and governs nothing.
 	Governance *Governance
+	// Metrics registers the per-route request metrics; nil keeps them
+	// unregistered.
+	Metrics prometheus.Registerer
 	// Logger receives errors; nil discards them.
 	Logger *zap.Logger
 	// Now is the clock; nil is time.Now.
@@ -84,6 +88,9 @@ type Server struct {
 	objects objstore.Store // nil: no register, no purge, no view metadata files
 	log     *zap.Logger
 	now     func() time.Time
+
+	routes  []route // the route table (routes.go)
+	metrics *routeMetrics
 
 	tokenKey []byte
 	clients  map[string]*Client
@@ -154,6 +161,10 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		return nil, err
 	}
 	s.signer = signer
+	s.routes = routeTable()
+	if s.metrics, err = newRouteMetrics(deps.Metrics); err != nil {
+		return nil, fmt.Errorf("rest: metrics: %w", err)
+	}
 	s.snap.ttl = cfg.SnapshotTTL
 	s.cache.max = cfg.CacheEntries
 	s.govCache.max = cfg.CacheEntries

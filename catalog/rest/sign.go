@@ -721,7 +721,7 @@ func (s *Server) remoteSigningBody(e *loadEntry, cfg map[string]string) ([]byte,
 	return s.appendLoadResult(make([]byte, 0, len(e.body)+len(config)+32), e, config, nil), nil
 }
 
-var errNoSigner = errorf(fasthttp.StatusNotImplemented, TypeUnsupported,
+var errNoSigner = errorf(fasthttp.StatusNotAcceptable, TypeUnsupported,
 	"remote signing is not configured on this catalog (it needs minting keys and the gateway URL, or direct signing)")
 
 // signTable serves POST /v1/{prefix}/namespaces/{ns}/tables/{table}/sign.
@@ -814,7 +814,7 @@ func (s *Server) tableScopeOf(ctx context.Context, p *Principal, ns, table strin
 		return e.scope, nil
 	}
 	t, err := s.tableAt(ctx, snap, ns, table)
-	if e := (*Error)(nil); errors.As(err, &e) && e.Type == TypeNoSuchTable && p.CanWrite(ns) {
+	if e := (*Error)(nil); errors.As(err, &e) && e.Type == TypeNoSuchTable && s.principalAllows(p, governance.ActionCreateTable, ns) {
 		sc, serr := s.schemaNamed(ctx, snap, ns)
 		if serr != nil {
 			return tableScope{}, serr

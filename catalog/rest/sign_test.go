@@ -561,7 +561,7 @@ func TestSignHandlerRefusesMalformedBodies(t *testing.T) {
 	}
 	none := &Server{cfg: Config{Name: "lake", MaxBodyBytes: DefaultMaxBodyBytes}, log: zap.NewNop(), now: time.Now}
 	var ctx fasthttp.RequestCtx
-	if err := none.signTable(&request{ctx: context.Background(), rc: &ctx, p: principal(t, "*"), ns: "s", table: "t"}); err == nil || err.(*Error).Code != 501 {
+	if err := none.signTable(&request{ctx: context.Background(), rc: &ctx, p: principal(t, "*"), ns: "s", table: "t"}); err == nil || err.(*Error).Code != 406 {
 		t.Errorf("without a signer: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/duckicelake/duckicelake/governance"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -46,9 +47,6 @@ func (s *Server) dropTable(r *request) error {
 		purge = true
 	default:
 		return badRequest("purgeRequested must be true or false, not %q", v)
-	}
-	if !r.p.CanWrite(r.ns) {
-		return forbidden("no write access to namespace %s", r.ns)
 	}
 	if purge && s.objects == nil {
 		return unsupported("purgeRequested: this catalog has no storage client to delete files with; drop without purge")
@@ -210,11 +208,14 @@ func (s *Server) readRename(r *request, kind string) (srcNS, src, dstNS, dst str
 	}
 	srcNS, src = req.Source.Namespace[0], *req.Source.Name
 	dstNS, dst = req.Destination.Namespace[0], *req.Destination.Name
-	if !r.p.CanWrite(srcNS) {
-		return "", "", "", "", forbidden("no write access to namespace %s", srcNS)
+	a := governance.ActionRenameTable
+	if kind == "view" {
+		a = governance.ActionRenameView
 	}
-	if !r.p.CanWrite(dstNS) {
-		return "", "", "", "", forbidden("no write access to namespace %s", dstNS)
+	for _, ns := range [...]string{srcNS, dstNS} {
+		if err := s.authorizeScope(r, a, ns); err != nil {
+			return "", "", "", "", err
+		}
 	}
 	if err := checkName(kind, dst); err != nil {
 		return "", "", "", "", err

@@ -6,6 +6,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/duckicelake/duckicelake/catalog/commit"
+	"github.com/duckicelake/duckicelake/governance"
 )
 
 type commitTransactionRequest struct {
@@ -18,7 +19,7 @@ type commitTransactionRequest struct {
 // none does.
 func (s *Server) commitTransaction(r *request) error {
 	if s.mat == nil {
-		return notImplemented(r)
+		return unsupported("%s", offMat)
 	}
 	var req commitTransactionRequest
 	if err := s.readJSON(r.rc, &req); err != nil {
@@ -43,8 +44,8 @@ func (s *Server) commitTransaction(r *request) error {
 			return err
 		}
 		ns := id.Namespace[0]
-		if !r.p.CanWrite(ns) {
-			return forbidden("no write access to namespace %s", ns)
+		if err := s.authorizeScope(r, governance.ActionCommitTransaction, ns); err != nil {
+			return err
 		}
 		key := ns + nsSeparator + id.Name
 		if seen[key] {

@@ -45,61 +45,6 @@ const TypeNoSuchView = "NoSuchViewException"
 // REST, by DuckLake view id.
 const viewMetadataTable = "duckicelake_view_metadata"
 
-// viewEndpoints are the view routes, for /v1/config's endpoints.
-var viewEndpoints = []string{
-	"GET /v1/{prefix}/namespaces/{namespace}/views",
-	"POST /v1/{prefix}/namespaces/{namespace}/views",
-	"GET /v1/{prefix}/namespaces/{namespace}/views/{view}",
-	"HEAD /v1/{prefix}/namespaces/{namespace}/views/{view}",
-	"POST /v1/{prefix}/namespaces/{namespace}/views/{view}",
-	"DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}",
-	"POST /v1/{prefix}/views/rename",
-}
-
-// routeViews serves {prefix}/namespaces/{ns}/views[/{view}]; seg is what
-// follows "views".
-func (s *Server) routeViews(r *request, seg [][]byte) error {
-	method := string(r.rc.Method())
-	if len(seg) == 0 {
-		switch method {
-		case fasthttp.MethodGet:
-			return s.listViews(r)
-		case fasthttp.MethodPost:
-			return s.createView(r)
-		}
-		return methodNotAllowed(r.rc, "GET, POST")
-	}
-	if len(seg) != 1 {
-		return notFound(r)
-	}
-	name, err := unescape(seg[0])
-	if err != nil || name == "" {
-		return badRequest("malformed view name in the path")
-	}
-	switch method {
-	case fasthttp.MethodGet:
-		return s.loadView(r, name)
-	case fasthttp.MethodHead:
-		return s.viewExists(r, name)
-	case fasthttp.MethodPost:
-		return s.replaceView(r, name)
-	case fasthttp.MethodDelete:
-		return s.dropView(r, name)
-	}
-	return methodNotAllowed(r.rc, "GET, HEAD, POST, DELETE")
-}
-
-// routeViewRename serves {prefix}/views/…; seg is what follows "views".
-func (s *Server) routeViewRename(r *request, seg [][]byte) error {
-	if len(seg) != 1 || string(seg[0]) != "rename" {
-		return notFound(r)
-	}
-	if !r.rc.IsPost() {
-		return methodNotAllowed(r.rc, "POST")
-	}
-	return s.renameView(r)
-}
-
 func noSuchView(ns, name string) *Error {
 	return errorf(fasthttp.StatusNotFound, TypeNoSuchView, "View does not exist: %s.%s", ns, name)
 }
@@ -358,9 +303,6 @@ func viewBadRequest(err error) error {
 }
 
 func (s *Server) listViews(r *request) error {
-	if !r.p.CanRead(r.ns) {
-		return forbidden("no read access to namespace %s", r.ns)
-	}
 	var exists bool
 	if err := s.db.QueryRow(r.ctx, `SELECT EXISTS (SELECT 1 FROM `+s.t("ducklake_schema")+` WHERE schema_name = $1 AND end_snapshot IS NULL)`,
 		r.ns).Scan(&exists); err != nil {
@@ -392,9 +334,6 @@ func (s *Server) listViews(r *request) error {
 }
 
 func (s *Server) loadView(r *request, name string) error {
-	if !r.p.CanRead(r.ns) {
-		return forbidden("no read access to namespace %s", r.ns)
-	}
 	v, found, err := s.lookupView(r.ctx, s.db, r.ns, name)
 	if err != nil {
 		return err
@@ -410,9 +349,6 @@ func (s *Server) loadView(r *request, name string) error {
 }
 
 func (s *Server) viewExists(r *request, name string) error {
-	if !r.p.CanRead(r.ns) {
-		return forbidden("no read access to namespace %s", r.ns)
-	}
 	_, found, err := s.lookupView(r.ctx, s.db, r.ns, name)
 	if err != nil {
 		return err
@@ -433,9 +369,6 @@ type createViewRequest struct {
 }
 
 func (s *Server) createView(r *request) error {
-	if !r.p.CanWrite(r.ns) {
-		return forbidden("no write access to namespace %s", r.ns)
-	}
 	var req createViewRequest
 	if err := s.readJSON(r.rc, &req); err != nil {
 		return err
@@ -579,9 +512,6 @@ type commitViewRequest struct {
 // it is when the commit runs, after its requirements hold, so a commit
 // that lost a race to another is re-applied rather than refused.
 func (s *Server) replaceView(r *request, name string) error {
-	if !r.p.CanWrite(r.ns) {
-		return forbidden("no write access to namespace %s", r.ns)
-	}
 	var req commitViewRequest
 	if err := s.readJSON(r.rc, &req); err != nil {
 		return err
@@ -679,9 +609,6 @@ func (s *Server) replaceView(r *request, name string) error {
 // dropView ends the view's row and tags as DuckDB's DROP VIEW does, and
 // forgets its Iceberg metadata.
 func (s *Server) dropView(r *request, name string) error {
-	if !r.p.CanWrite(r.ns) {
-		return forbidden("no write access to namespace %s", r.ns)
-	}
 	_, err := s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
 		v, found, err := s.lookupView(ctx, tx, r.ns, name)
 		if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
 
@@ -81,7 +82,7 @@ func (e configError) Unwrap() error { return e.err }
 // keyring's. It builds governance's Authorizer (c.authz), which the gateway
 // asks too, and starts watching governance changes. Close releases
 // everything.
-func openCatalog(ctx context.Context, cfg *config.Config, gatewayURL string, keyring *creds.Keyring, log *zap.Logger) (_ *catalogService, err error) {
+func openCatalog(ctx context.Context, cfg *config.Config, gatewayURL string, keyring *creds.Keyring, reg prometheus.Registerer, log *zap.Logger) (_ *catalogService, err error) {
 	cc := &cfg.Catalog
 	tokenKey, err := cfg.TokenKey()
 	if err != nil {
@@ -174,7 +175,8 @@ func openCatalog(ctx context.Context, cfg *config.Config, gatewayURL string, key
 		Authorizer:   c.authz,
 		Governance: &rest.Governance{Engine: c.authz, Admin: admin.New(c.gov, c.check), Store: c.gov,
 			Exports: c.exports, FailClosed: cfg.Governance.FailClosed},
-		Logger: log,
+		Metrics: reg,
+		Logger:  log,
 	})
 	if err != nil {
 		return nil, err
