@@ -100,6 +100,9 @@ func (s *Server) writeErrorFor(ctx *fasthttp.RequestCtx, r *request, err error) 
 		e = s.classify(err)
 	}
 	route, principal := "", ""
+	if r != nil {
+		r.err = e
+	}
 	if r != nil && r.route != nil {
 		route = r.route.pattern
 	}

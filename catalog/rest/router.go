@@ -28,6 +28,8 @@ type request struct {
 	p  *Principal
 	// route is the route matched (nil before).
 	route *route
+	// err is the error answered, for the audit event.
+	err *Error
 	// The decoded path parameters, when the route has them.
 	ns, table, view, name, name2 string
 }
@@ -72,6 +74,7 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 	if err != nil {
 		s.writeErrorFor(ctx, &r, err)
 	}
+	s.audit(&r, rt, start)
 	s.metrics.observe(rt, ctx.Response.StatusCode(), s.now().Sub(start))
 }
 

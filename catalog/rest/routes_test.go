@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -143,5 +144,43 @@ func TestCheckProperties(t *testing.T) {
 	}
 	if err := checkProperties(map[string]string{"owner": "ünï"}, []string{"x"}); err != nil {
 		t.Errorf("checkProperties refused good text: %v", err)
+	}
+}
+
+// syncRecorder records events, noting which came through RecordSync.
+type syncRecorder struct {
+	events []governance.Event
+	sync   []bool
+}
+
+func (s *syncRecorder) Record(ev *governance.Event) {
+	s.events, s.sync = append(s.events, *ev), append(s.sync, false)
+}
+
+func (s *syncRecorder) RecordSync(_ context.Context, ev *governance.Event) error {
+	s.events, s.sync = append(s.events, *ev), append(s.sync, true)
+	return nil
+}
+
+// TestAuditEvents: an audited route's refusal is one event, written
+// durably (RecordSync) since it is a denial; a route that is not audited
+// (a namespace listing) records none.
+func TestAuditEvents(t *testing.T) {
+	s := routerServer(t)
+	rec := &syncRecorder{}
+	s.sink = rec
+	tk, _, err := s.issueToken("bob", []string{"ns:sales:r"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveRoute(s, "DELETE", "/v1/lake/namespaces/sales/tables/orders", tk)
+	serveRoute(s, "GET", "/v1/lake/namespaces/hr/tables", tk)
+	if len(rec.events) != 1 {
+		t.Fatalf("%d events, want 1: %+v", len(rec.events), rec.events)
+	}
+	ev := rec.events[0]
+	if !rec.sync[0] || ev.Action != "DropTable" || ev.Principal != "bob" || ev.Namespace != "sales" || ev.Table != "orders" ||
+		ev.Decision != governance.OutcomeDeny || ev.Status != 403 || ev.Error != TypeForbidden || ev.Source != governance.SourceCatalog {
+		t.Errorf("event %+v (sync %v)", ev, rec.sync[0])
 	}
 }

@@ -66,6 +66,10 @@ type Deps struct {
 	// Governance enforces and authors tags, masks, row policies, roles and
 	// grants; nil serves no governance routes and governs nothing.
 	Governance *Governance
+	// Audit receives one event per LoadTable, vend, signature, DDL and
+	// commit; the disclosing reads and every denial through
+	// governance.RecordSync, before the answer is sent. nil discards them.
+	Audit governance.Sink
 	// Metrics registers the per-route request metrics; nil keeps them
 	// unregistered.
 	Metrics prometheus.Registerer
@@ -90,6 +94,7 @@ type Server struct {
 	now     func() time.Time
 
 	routes  []route // the route table (routes.go)
+	sink    governance.Sink
 	metrics *routeMetrics
 
 	tokenKey []byte
@@ -162,6 +167,9 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 	}
 	s.signer = signer
 	s.routes = routeTable()
+	if s.sink = deps.Audit; s.sink == nil {
+		s.sink = governance.Discard
+	}
 	if s.metrics, err = newRouteMetrics(deps.Metrics); err != nil {
 		return nil, fmt.Errorf("rest: metrics: %w", err)
 	}

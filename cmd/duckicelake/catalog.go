@@ -26,6 +26,7 @@ import (
 	"github.com/duckicelake/duckicelake/catalog/rest"
 	"github.com/duckicelake/duckicelake/catalog/revoke"
 	"github.com/duckicelake/duckicelake/export"
+	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/governance/admin"
 	"github.com/duckicelake/duckicelake/governance/engine"
 	"github.com/duckicelake/duckicelake/governance/sqlcheck"
@@ -82,7 +83,7 @@ func (e configError) Unwrap() error { return e.err }
 // keyring's. It builds governance's Authorizer (c.authz), which the gateway
 // asks too, and starts watching governance changes. Close releases
 // everything.
-func openCatalog(ctx context.Context, cfg *config.Config, gatewayURL string, keyring *creds.Keyring, reg prometheus.Registerer, log *zap.Logger) (_ *catalogService, err error) {
+func openCatalog(ctx context.Context, cfg *config.Config, gatewayURL string, keyring *creds.Keyring, reg prometheus.Registerer, audit governance.Sink, log *zap.Logger) (_ *catalogService, err error) {
 	cc := &cfg.Catalog
 	tokenKey, err := cfg.TokenKey()
 	if err != nil {
@@ -175,6 +176,9 @@ func openCatalog(ctx context.Context, cfg *config.Config, gatewayURL string, key
 		Authorizer:   c.authz,
 		Governance: &rest.Governance{Engine: c.authz, Admin: admin.New(c.gov, c.check), Store: c.gov,
 			Exports: c.exports, FailClosed: cfg.Governance.FailClosed},
+		// The catalog's events go where the gateway's do: the JSON audit
+		// log and the Postgres trail (read decisions written synchronously).
+		Audit:   governance.Tee(audit, c.trail),
 		Metrics: reg,
 		Logger:  log,
 	})

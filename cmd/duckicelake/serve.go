@@ -130,7 +130,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer,
 	var cat *catalogService
 	if cfg.Catalog.DSN != "" {
 		octx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		cat, err = openCatalog(octx, cfg, gatewayURL, keyring, reg, logger)
+		cat, err = openCatalog(octx, cfg, gatewayURL, keyring, reg, audit, logger)
 		cancel()
 		if err != nil {
 			ln.Close()
