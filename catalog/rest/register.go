@@ -161,7 +161,7 @@ func (s *Server) registerView(r *request) error {
 	}
 	md, err := views.Parse(data)
 	if err != nil {
-		return badRequest("view metadata file %s: %s", req.MetadataLocation, strings.TrimPrefix(err.Error(), views.ErrInvalid.Error()+": "))
+		return badRequest("view metadata file %s: %s", req.MetadataLocation, viewReason(err))
 	}
 	uuid := strings.ToLower(md.UUID)
 	if !isUUID(uuid) {

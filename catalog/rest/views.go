@@ -294,10 +294,19 @@ func writeView(r *request, loc string, md *views.Metadata) error {
 // BadRequestException("Malformed request: …") for other 400s.
 const typeIllegalArgument = "IllegalArgumentException"
 
+// viewReason is why view metadata is invalid: the InvalidError's reason,
+// or the whole error when it carries none.
+func viewReason(err error) string {
+	if ie := (*views.InvalidError)(nil); errors.As(err, &ie) {
+		return ie.Reason
+	}
+	return err.Error()
+}
+
 // viewBadRequest turns an invalid metadata change into a 400.
 func viewBadRequest(err error) error {
 	if errors.Is(err, views.ErrInvalid) {
-		return errorf(fasthttp.StatusBadRequest, typeIllegalArgument, "%s", strings.TrimPrefix(err.Error(), views.ErrInvalid.Error()+": "))
+		return errorf(fasthttp.StatusBadRequest, typeIllegalArgument, "%s", viewReason(err))
 	}
 	return err
 }

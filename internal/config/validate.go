@@ -126,7 +126,7 @@ func (c *Config) validate(source map[string]string) error {
 		bad("root.secret_key", "is %d characters, need at least %d", len(r.SecretKey), creds.MinRootSecretLen)
 	default:
 		if _, err := creds.NewRoot(r.AccessKey, string(r.SecretKey)); err != nil {
-			bad("root.access_key", "%s", strings.TrimPrefix(err.Error(), "creds: "))
+			bad("root.access_key", "%s", creds.Message(err))
 		}
 	}
 
@@ -140,11 +140,11 @@ func (c *Config) validate(source map[string]string) error {
 		seen[k.ID] = i
 		secret, err := creds.ParseKeySecret(string(k.Secret))
 		if err != nil {
-			bad(key+".secret", "%s", strings.TrimPrefix(err.Error(), "creds: "))
+			bad(key+".secret", "%s", creds.Message(err))
 			continue
 		}
 		if _, err := creds.NewKeyring(creds.Key{ID: k.ID, Secret: secret}); err != nil {
-			bad(key+".id", "%s", strings.TrimPrefix(err.Error(), "creds: "))
+			bad(key+".id", "%s", creds.Message(err))
 		}
 	}
 	checkPositive("mint.max_ttl", m.MaxTTL)
@@ -252,13 +252,13 @@ func (c *Config) Keyring() (*creds.Keyring, error) {
 	for i, k := range c.Mint.Keys {
 		secret, err := creds.ParseKeySecret(string(k.Secret))
 		if err != nil {
-			return nil, &Error{Key: fmt.Sprintf("mint.keys[%d].secret", i), Msg: strings.TrimPrefix(err.Error(), "creds: ")}
+			return nil, &Error{Key: fmt.Sprintf("mint.keys[%d].secret", i), Msg: creds.Message(err)}
 		}
 		keys[i] = creds.Key{ID: k.ID, Secret: secret}
 	}
 	k, err := creds.NewKeyring(keys[0], keys[1:]...)
 	if err != nil {
-		return nil, &Error{Key: "mint.keys", Msg: strings.TrimPrefix(err.Error(), "creds: ")}
+		return nil, &Error{Key: "mint.keys", Msg: creds.Message(err)}
 	}
 	k.MaxTTL, k.DefaultTTL = c.Mint.MaxTTL, c.Mint.DefaultTTL
 	return k, nil
@@ -272,7 +272,7 @@ func (c *Config) RootCredential() (*creds.Root, error) {
 	}
 	r, err := creds.NewRoot(c.Root.AccessKey, string(c.Root.SecretKey))
 	if err != nil {
-		return nil, &Error{Key: "root", Msg: strings.TrimPrefix(err.Error(), "creds: ")}
+		return nil, &Error{Key: "root", Msg: creds.Message(err)}
 	}
 	return r, nil
 }
