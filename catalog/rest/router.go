@@ -100,7 +100,7 @@ func (s *Server) serveRoute(r *request, rt *route, allowed bool, seg [][]byte) e
 	if err := s.routeParams(r, rt, seg); err != nil {
 		return err
 	}
-	if rt.enabled != nil && !rt.enabled(s) {
+	if rt.enabled != nil && !rt.enabled(s) && !rt.handlerRefusesOff {
 		return unsupported("%s %s: %s", r.rc.Method(), r.rc.Path(), rt.off)
 	}
 	rctx, done := s.requestContext(r.rc)

@@ -26,6 +26,10 @@ type route struct {
 	enabled func(*Server) bool
 	// off explains a route that is not enabled.
 	off string
+	// handlerRefusesOff: when off, the route still reaches its handler,
+	// which checks the request first (a malformed body stays a 400) and
+	// refuses with its own reason.
+	handlerRefusesOff bool
 	// spec: the route is the REST spec's and /v1/config lists it.
 	spec bool
 	// public: served without a bearer token (config, OAuth tokens).
@@ -99,8 +103,8 @@ func routeTable() []route {
 		{method: "DELETE", pattern: view, action: governance.ActionDropView, handle: func(s *Server, r *request) error { return s.dropView(r, r.view) }, spec: true},
 		{method: "POST", pattern: "/v1/{prefix}/views/rename", action: governance.ActionRenameView, handle: (*Server).renameView, scopedByHandler: true, spec: true},
 
-		{method: "POST", pattern: ns + "/register", action: governance.ActionRegisterTable, handle: (*Server).registerTable, spec: true, enabled: canRegisterTable, off: offObjects},
-		{method: "POST", pattern: ns + "/register-view", action: governance.ActionRegisterView, handle: (*Server).registerView, spec: true, enabled: hasObjects, off: offObjects},
+		{method: "POST", pattern: ns + "/register", action: governance.ActionRegisterTable, handle: (*Server).registerTable, spec: true, enabled: canRegisterTable, off: offObjects, handlerRefusesOff: true},
+		{method: "POST", pattern: ns + "/register-view", action: governance.ActionRegisterView, handle: (*Server).registerView, spec: true, enabled: hasObjects, off: offObjects, handlerRefusesOff: true},
 
 		// The legacy signer path (PyIceberg's s3.signer default).
 		{method: "POST", pattern: "/v1/aws/s3/sign", action: governance.ActionSignRequest, handle: (*Server).signLegacy, scopedByHandler: true, enabled: hasSigner, off: offSigner},

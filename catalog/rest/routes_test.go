@@ -114,7 +114,7 @@ func TestRouterRefusals(t *testing.T) {
 		{"create namespace needs every namespace", "POST", "/v1/lake/namespaces", readSales, 403, TypeForbidden},
 		{"drop namespace needs every namespace", "DELETE", "/v1/lake/namespaces/sales", tok("ns:sales:rw"), 403, TypeForbidden},
 		{"views need read", "GET", "/v1/lake/namespaces/hr/views/v", readSales, 403, TypeForbidden},
-		{"register-view without an object store", "POST", "/v1/lake/namespaces/sales/register-view", readSales, 406, TypeUnsupported},
+		{"register-view needs write (before the missing object store)", "POST", "/v1/lake/namespaces/sales/register-view", readSales, 403, TypeForbidden},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := serveRoute(s, tt.method, tt.path, tt.token)
