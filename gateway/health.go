@@ -110,7 +110,9 @@ func (s *Server) AdminHandler(g prometheus.Gatherer, next fasthttp.RequestHandle
 			ctx.SetBodyString("ok\n")
 		case "/readyz":
 			ctx.SetContentType("text/plain; charset=utf-8")
-			if err := s.Ready(ctx); err != nil {
+			// The probe has its own deadline (ReadyTimeout); the RequestCtx
+			// is no context.Context for outbound work.
+			if err := s.Ready(context.Background()); err != nil {
 				ctx.SetStatusCode(fasthttp.StatusServiceUnavailable)
 				ctx.SetBodyString("not ready: " + err.Error() + "\n")
 				return

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"errors"
 	"io"
@@ -309,8 +310,14 @@ func (s *Server) admit(st *reqState) {
 
 // authorize admits the request (governance.AdmitS3): the credential's
 // grants over every key it touches, then the Authorizer.
+//
+// The Authorizer runs under Config.AuthorizeTimeout, not the RequestCtx
+// (which is cancelled only on shutdown): a policy store that hangs denies
+// the request instead of holding it.
 func (s *Server) authorize(st *reqState, deleteKeys [][]byte) {
-	d, err := governance.AdmitS3(st.ctx, s.authz, &st.principal, &st.cred.claims, &st.req, deleteKeys, &st.admission)
+	actx, cancel := context.WithTimeout(context.Background(), s.cfg.AuthorizeTimeout)
+	defer cancel()
+	d, err := governance.AdmitS3(actx, s.authz, &st.principal, &st.cred.claims, &st.req, deleteKeys, &st.admission)
 	st.policyIDs = d.PolicyIDs
 	if err != nil {
 		s.log.Error("authorizer failed; request denied", zap.ByteString("rid", st.id[:]), zap.Error(err))

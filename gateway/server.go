@@ -68,6 +68,10 @@ type Config struct {
 	// configuration (4 MiB). DeleteObjects has S3's own cap, 2 MiB.
 	MaxXMLBody int
 
+	// AuthorizeTimeout bounds one request's Authorizer call (5s); past it
+	// the request is denied.
+	AuthorizeTimeout time.Duration
+
 	// ReadyTimeout bounds the upstream probe behind /readyz (2s), whose
 	// answer is cached for ReadyCacheTTL (1s).
 	ReadyTimeout, ReadyCacheTTL time.Duration
@@ -85,6 +89,7 @@ const (
 	DefaultMaxChunkSize      = 16 << 20
 	DefaultMaxXMLBody        = 4 << 20
 	DefaultReadyTimeout      = 2 * time.Second
+	DefaultAuthorizeTimeout  = 5 * time.Second
 	DefaultReadyCacheTTL     = time.Second
 )
 
@@ -97,6 +102,7 @@ func (c *Config) applyDefaults() {
 	c.BodyReadTimeout = orDuration(c.BodyReadTimeout, DefaultBodyReadTimeout)
 	c.WriteTimeout = orDuration(c.WriteTimeout, DefaultWriteTimeout)
 	c.ReadyTimeout = orDuration(c.ReadyTimeout, DefaultReadyTimeout)
+	c.AuthorizeTimeout = orDuration(c.AuthorizeTimeout, DefaultAuthorizeTimeout)
 	c.ReadyCacheTTL = orDuration(c.ReadyCacheTTL, DefaultReadyCacheTTL)
 	if c.MaxHeaderBytes <= 0 {
 		c.MaxHeaderBytes = DefaultMaxHeaderBytes

@@ -1,6 +1,7 @@
 package governance
 
 import (
+	"context"
 	"time"
 
 	"go.uber.org/zap"
@@ -117,6 +118,36 @@ func (t tee) Record(ev *Event) {
 	for _, s := range t {
 		s.Record(ev)
 	}
+}
+
+// SyncSink is a Sink that can also record an event durably before it
+// returns: what a decision that must be on the trail before its answer
+// goes out (a LoadTable, a vend, a signature, a denial) is recorded with.
+type SyncSink interface {
+	Sink
+	RecordSync(ctx context.Context, ev *Event) error
+}
+
+// RecordSync records ev in s durably when s can (SyncSink), else as
+// Record does; a failure means ev may not be on the trail.
+func RecordSync(ctx context.Context, s Sink, ev *Event) error {
+	if ss, ok := s.(SyncSink); ok {
+		return ss.RecordSync(ctx, ev)
+	}
+	s.Record(ev)
+	return nil
+}
+
+// RecordSync records ev in each sink, durably in those that can; the
+// first failure is returned after every sink has had the event.
+func (t tee) RecordSync(ctx context.Context, ev *Event) error {
+	var first error
+	for _, s := range t {
+		if err := RecordSync(ctx, s, ev); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // ZapSink writes each event as one JSON line through l at info level,

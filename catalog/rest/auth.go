@@ -32,16 +32,6 @@ type Principal struct {
 // devPrincipal is the caller in dev mode when no token is sent.
 var devPrincipal = &Principal{Subject: "dev", Scopes: []string{"*"}, gov: governance.AllScopes}
 
-// CanRead reports whether p may read namespace ns.
-func (p *Principal) CanRead(ns string) bool { return p.gov.CanRead(ns) }
-
-// CanWrite reports whether p may change namespace ns.
-func (p *Principal) CanWrite(ns string) bool { return p.gov.CanWrite(ns) }
-
-// canAdmin reports whether p may create or drop namespaces: write on every
-// namespace.
-func (p *Principal) canAdmin() bool { return p.gov.CanAdmin() }
-
 // issuer is the iss claim of the catalog's tokens.
 const issuer = "duckicelake"
 

@@ -29,7 +29,7 @@ func authServer(t *testing.T, now *time.Time) *Server {
 		t.Fatal(err)
 	}
 	s := &Server{cfg: cfg, tokenKey: cfg.TokenKey, log: zap.NewNop(), now: func() time.Time { return *now },
-		clients: map[string]*Client{}}
+		clients: map[string]*Client{}, routes: routeTable()}
 	for i := range s.cfg.Clients {
 		s.clients[s.cfg.Clients[i].ID] = &s.cfg.Clients[i]
 	}
@@ -68,7 +68,7 @@ func TestTokenEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Subject != "etl" || !p.CanWrite("sales") || p.CanRead("hr") || p.canAdmin() || len(p.Roles) != 1 || p.Roles[0] != "writer" {
+	if p.Subject != "etl" || !p.gov.CanWrite("sales") || p.gov.CanRead("hr") || p.gov.CanAdmin() || len(p.Roles) != 1 || p.Roles[0] != "writer" {
 		t.Errorf("principal = %+v", p)
 	}
 	// The JWT carries what the brief names: sub, scopes, roles, exp.
@@ -196,7 +196,7 @@ func TestAuthenticate(t *testing.T) {
 	}
 	// Dev mode: no token is the dev superuser; a bad token is still refused.
 	s.cfg.Dev = true
-	if p, err := s.authenticate(req("")); err != nil || p != devPrincipal || !p.canAdmin() {
+	if p, err := s.authenticate(req("")); err != nil || p != devPrincipal || !p.gov.CanAdmin() {
 		t.Errorf("dev without token: %v %v", p, err)
 	}
 	if _, err := s.authenticate(req("Bearer x")); err == nil {

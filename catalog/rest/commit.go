@@ -27,14 +27,11 @@ type tableChange struct {
 // updateTable serves POST …/namespaces/{ns}/tables/{table}: a
 // CommitTableRequest, answered with the table's new metadata.
 func (s *Server) updateTable(r *request) error {
-	if !r.p.CanWrite(r.ns) {
-		return forbidden("no write access to namespace %s", r.ns)
-	}
 	if s.mat == nil {
-		return notImplemented(r)
+		return unsupported("%s", offMat)
 	}
 	var req commit.TableCommit
-	if err := s.readJSON(r.ctx, &req); err != nil {
+	if err := s.readJSON(r.rc, &req); err != nil {
 		return err
 	}
 	if id := req.Identifier; id != nil && (len(id.Namespace) != 1 || id.Namespace[0] != r.ns || id.Name != r.table) {
@@ -62,8 +59,8 @@ func (s *Server) writeCommitResponse(r *request, snap int64) error {
 	body = append(body, `,"metadata":`...)
 	body = append(body, e.metadata...)
 	body = append(body, '}')
-	r.ctx.SetContentType(contentTypeJSON)
-	r.ctx.SetBody(body)
+	r.rc.SetContentType(contentTypeJSON)
+	r.rc.SetBody(body)
 	return nil
 }
 
@@ -230,7 +227,7 @@ func commitError(err error) error {
 	case errors.Is(err, commit.ErrForbidden):
 		return forbidden("%s", ce.Message)
 	case errors.Is(err, commit.ErrUnsupported):
-		return errorf(fasthttp.StatusNotImplemented, TypeUnsupported, "%s", ce.Message)
+		return errorf(fasthttp.StatusNotAcceptable, TypeUnsupported, "%s", ce.Message)
 	}
 	return badRequest("%s", ce.Message)
 }

@@ -54,6 +54,9 @@ type Config struct {
 	MaxBodyBytes int
 	// PurgeTimeout bounds deleting a dropped table's objects (5m).
 	PurgeTimeout time.Duration
+	// RequestTimeout is the deadline of one request (30s): its Postgres
+	// queries, the Authorizer and materialisation run under it.
+	RequestTimeout time.Duration
 }
 
 // Defaults of Config.
@@ -65,6 +68,8 @@ const (
 	DefaultCacheEntries = 4096
 	DefaultMaxBodyBytes = 1 << 20
 	DefaultPurgeTimeout = 5 * time.Minute
+	// DefaultRequestTimeout is Config.RequestTimeout's default.
+	DefaultRequestTimeout = 30 * time.Second
 	// MinTokenKeyLen is the shortest TokenKey accepted, in bytes.
 	MinTokenKeyLen = 32
 )
@@ -90,6 +95,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.PurgeTimeout <= 0 {
 		c.PurgeTimeout = DefaultPurgeTimeout
+	}
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = DefaultRequestTimeout
 	}
 	c.GatewayURL = strings.TrimSuffix(c.GatewayURL, "/")
 }

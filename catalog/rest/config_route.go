@@ -13,45 +13,6 @@ type catalogConfig struct {
 	Endpoints []string          `json:"endpoints"`
 }
 
-// endpoints lists the routes this catalog serves, in the spec's notation.
-func (s *Server) endpoints() []string {
-	e := []string{
-		"GET /v1/{prefix}/namespaces",
-		"POST /v1/{prefix}/namespaces",
-		"GET /v1/{prefix}/namespaces/{namespace}",
-		"HEAD /v1/{prefix}/namespaces/{namespace}",
-		"DELETE /v1/{prefix}/namespaces/{namespace}",
-		"POST /v1/{prefix}/namespaces/{namespace}/properties",
-		"GET /v1/{prefix}/namespaces/{namespace}/tables",
-	}
-	if s.mat != nil {
-		e = append(e,
-			"GET /v1/{prefix}/namespaces/{namespace}/tables/{table}",
-			"POST /v1/{prefix}/namespaces/{namespace}/tables",
-			"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}",
-			"POST /v1/{prefix}/transactions/commit",
-		)
-	}
-	e = append(e,
-		"HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}",
-		"DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}",
-		"GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials",
-		"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
-		"POST /v1/{prefix}/tables/rename",
-	)
-	if s.signer != nil {
-		e = append(e, "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/sign")
-	}
-	e = append(e, viewEndpoints...)
-	if s.objects != nil {
-		if s.mat != nil {
-			e = append(e, registerTableEndpoint)
-		}
-		e = append(e, registerViewEndpoint)
-	}
-	return e
-}
-
 func (s *Server) encodeConfig() ([]byte, error) {
 	cfg := catalogConfig{
 		Defaults:  map[string]string{},

@@ -18,14 +18,11 @@ import (
 // included when asked for). A staged create writes nothing: it answers the
 // metadata the table will have when a create transaction commits it.
 func (s *Server) createTable(r *request) error {
-	if !r.p.CanWrite(r.ns) {
-		return forbidden("no write access to namespace %s", r.ns)
-	}
 	if s.mat == nil {
-		return notImplemented(r)
+		return unsupported("%s", offMat)
 	}
 	var req commit.CreateTableRequest
-	if err := s.readJSON(r.ctx, &req); err != nil {
+	if err := s.readJSON(r.rc, &req); err != nil {
 		return err
 	}
 	if err := checkName("table", req.Name); err != nil {
@@ -84,7 +81,7 @@ func (s *Server) stageTable(r *request, req *commit.CreateTableRequest) error {
 	}
 	config := s.tableConfig
 	var creds []byte
-	if wantsVending(r.ctx) {
+	if wantsVending(r.rc) {
 		sc, err := s.vend(r.p, r.ns, ducklake.Table{Name: req.Name, Path: md.Location + "/"}, false)
 		if err != nil {
 			return err
@@ -97,7 +94,7 @@ func (s *Server) stageTable(r *request, req *commit.CreateTableRequest) error {
 				return err
 			}
 		}
-		r.ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
+		r.rc.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
 	}
 	body := append([]byte(`{"metadata":`), meta...)
 	body = append(body, `,"config":`...)
@@ -107,8 +104,8 @@ func (s *Server) stageTable(r *request, req *commit.CreateTableRequest) error {
 		body = append(body, creds...)
 	}
 	body = append(body, '}')
-	r.ctx.SetContentType(contentTypeJSON)
-	r.ctx.SetBody(body)
+	r.rc.SetContentType(contentTypeJSON)
+	r.rc.SetBody(body)
 	return nil
 }
 

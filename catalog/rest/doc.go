@@ -47,6 +47,21 @@
 // table in it, which is what makes Java's client fall back to metadata
 // tables (ns.tbl.files) — while creating one is a 400.
 //
+// The package is transport: one route table (routes.go: method, pattern,
+// governance.Action, handler, enabled-when) drives routing, the /v1/config
+// endpoints list, the per-route metrics (duckicelake_catalog_requests_total
+// and _request_seconds, labelled by pattern) and the authorisation call
+// (authorizeRoute: the token's scope for the route's action, then the
+// Authorizer on table routes). A route that is off, or a spec route this
+// catalog does not serve, answers 406 UnsupportedOperationException, the
+// one status for that type. Every request's work runs under a context with
+// Config.RequestTimeout that is cancelled when the client hangs up
+// (reqctx.go); every 4xx/5xx is logged once with its route and principal.
+// It imports catalog/ducklake, catalog/commit, catalog/iceberg,
+// catalog/views, governance and internal/*; nothing imports it but cmd.
+// (The DuckLake SQL that still sits in handlers is to move into
+// catalog/ducklake.)
+//
 // LoadTable answers from pre-encoded bytes for (table, snapshot, form) with an
 // ETag, so a cache hit is a map lookup and a write; the current snapshot id is
 // re-read from Postgres at most once per Config.SnapshotTTL.

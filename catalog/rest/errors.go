@@ -40,6 +40,10 @@ type Error struct {
 	Code    int    // HTTP status
 	Type    string // ErrorModel type, e.g. TypeNoSuchTable
 	Message string
+	// cause is the unexpected error behind a 5xx, for the log only.
+	cause error
+	// allow is a 405's Allow header.
+	allow string
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("%d %s: %s", e.Code, e.Type, e.Message) }
@@ -82,11 +86,39 @@ type errorResponse struct {
 	Error errorModel `json:"error"`
 }
 
-// writeError answers err as an IcebergErrorResponse.
-func (s *Server) writeError(ctx *fasthttp.RequestCtx, err error) {
+// writeError answers err as an IcebergErrorResponse (a request outside the
+// route table: config, tokens).
+func (s *Server) writeError(ctx *fasthttp.RequestCtx, err error) { s.writeErrorFor(ctx, nil, err) }
+
+// writeErrorFor answers err for r (nil before routing) as an
+// IcebergErrorResponse and logs it once: the route, the principal, the
+// status, the type and the message; 4xx at info, 5xx at error (with the
+// cause the client does not see).
+func (s *Server) writeErrorFor(ctx *fasthttp.RequestCtx, r *request, err error) {
 	var e *Error
 	if !errors.As(err, &e) {
-		e = s.classify(ctx, err)
+		e = s.classify(err)
+	}
+	route, principal := "", ""
+	if r != nil {
+		r.err = e
+	}
+	if r != nil && r.route != nil {
+		route = r.route.pattern
+	}
+	if r != nil && r.p != nil {
+		principal = r.p.Subject
+	}
+	fields := []zap.Field{zap.ByteString("method", ctx.Method()), zap.ByteString("path", ctx.Path()),
+		zap.String("route", route), zap.String("principal", principal),
+		zap.Int("status", e.Code), zap.String("type", e.Type), zap.String("message", e.Message)}
+	if e.Code >= 500 {
+		if e.cause != nil {
+			fields = append(fields, zap.Error(e.cause))
+		}
+		s.log.Error("catalog: request refused", fields...)
+	} else {
+		s.log.Info("catalog: request refused", fields...)
 	}
 	body, _ := json.Marshal(errorResponse{Error: errorModel{Message: e.Message, Type: e.Type, Code: e.Code}})
 	ctx.Response.Reset()
@@ -95,6 +127,9 @@ func (s *Server) writeError(ctx *fasthttp.RequestCtx, err error) {
 	if e.Code == fasthttp.StatusUnauthorized {
 		ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="duckicelake"`)
 	}
+	if e.allow != "" {
+		ctx.Response.Header.Set("Allow", e.allow)
+	}
 	if e.Code == fasthttp.StatusServiceUnavailable {
 		ctx.Response.Header.Set("Retry-After", "1")
 	}
@@ -102,9 +137,9 @@ func (s *Server) writeError(ctx *fasthttp.RequestCtx, err error) {
 }
 
 // classify turns an unexpected error into a 503 when the metastore is
-// unreachable or the request ran out of time, and a 500 otherwise, logging
-// the details the client does not get.
-func (s *Server) classify(ctx *fasthttp.RequestCtx, err error) *Error {
+// unreachable or the request ran out of time (or its client went away),
+// and a 500 otherwise; the details stay in the cause, for the log.
+func (s *Server) classify(err error) *Error {
 	var (
 		connErr *pgconn.ConnectError
 		netErr  net.Error
@@ -116,11 +151,11 @@ func (s *Server) classify(ctx *fasthttp.RequestCtx, err error) *Error {
 		unavailable = true // admin shutdown, too many connections, cannot connect now
 	}
 	if unavailable {
-		s.log.Warn("catalog: metastore unavailable", zap.ByteString("method", ctx.Method()),
-			zap.ByteString("path", ctx.Path()), zap.Error(err))
-		return errorf(fasthttp.StatusServiceUnavailable, TypeServiceUnavailable, "the catalog's metastore is unavailable; retry later")
+		e := errorf(fasthttp.StatusServiceUnavailable, TypeServiceUnavailable, "the catalog's metastore is unavailable; retry later")
+		e.cause = err
+		return e
 	}
-	s.log.Error("catalog: request failed", zap.ByteString("method", ctx.Method()),
-		zap.ByteString("path", ctx.Path()), zap.Error(err))
-	return errorf(fasthttp.StatusInternalServerError, TypeInternalServerError, "internal error (see the catalog log at %s)", s.now().UTC().Format("2006-01-02T15:04:05.000Z"))
+	e := errorf(fasthttp.StatusInternalServerError, TypeInternalServerError, "internal error (see the catalog log at %s)", s.now().UTC().Format("2006-01-02T15:04:05.000Z"))
+	e.cause = err
+	return e
 }

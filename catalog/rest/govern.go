@@ -24,27 +24,6 @@ import (
 var errGovernanceUnavailable = errorf(fasthttp.StatusServiceUnavailable, TypeServiceUnavailable,
 	"governance could not decide about this table; retry")
 
-// tableRouteAction is the action a table route performs.
-func tableRouteAction(method string, sub string) governance.Action {
-	switch sub {
-	case "credentials":
-		return governance.ActionLoadCredentials
-	case "metrics":
-		return governance.ActionReportMetrics
-	case "sign":
-		return governance.ActionSignRequest
-	}
-	switch method {
-	case fasthttp.MethodGet, fasthttp.MethodHead:
-		return governance.ActionLoadTable
-	case fasthttp.MethodDelete:
-		return governance.ActionDropTable
-	case fasthttp.MethodPost:
-		return governance.ActionCommitTable
-	}
-	return governance.ActionUnknown
-}
-
 // governTable decides a on table ns.table for r's principal, once its
 // token's scope allows a (a scope refusal is the handler's to word, so it
 // reads the same for a hidden table as for any other): a hidden table is
@@ -160,7 +139,7 @@ func (s *Server) shadowEntry(r *request, e *loadEntry, pt *plan.Table, pl *plan.
 			"the masked copy of table %s.%s could not be made; it is not served (see the catalog log)", r.ns, r.table)
 	}
 	if asOf != 0 && asOf != exp.Snapshot {
-		return nil, errorf(fasthttp.StatusNotImplemented, TypeUnsupported,
+		return nil, errorf(fasthttp.StatusNotAcceptable, TypeUnsupported,
 			"table %s.%s is masked on the bytes for this principal: only its current state exists as a masked copy "+
 				"(snapshot %d); there is no masked copy of snapshot %d", r.ns, r.table, exp.Snapshot, asOf)
 	}

@@ -63,150 +63,66 @@ func governanceError(err error) error {
 	return badRequest("%s", ae.Msg)
 }
 
-var errNoGovernance = errorf(fasthttp.StatusNotImplemented, TypeUnsupported,
+var errNoGovernance = errorf(fasthttp.StatusNotAcceptable, TypeUnsupported,
 	"governance is not configured on this catalog")
 
 // governancePrincipal is the caller as governance sees it.
-func (s *Server) governancePrincipal(r *request) governance.Principal {
-	return governance.Principal{ID: r.p.Subject, Actor: governance.ActorHuman, Channel: governance.ChannelREST, Catalog: s.cfg.Name, Scopes: r.p.gov}
-}
+func (s *Server) governancePrincipal(r *request) governance.Principal { return s.principalOf(r.p) }
 
-// requireGovernance checks the caller may do a (read or author governance).
-func (s *Server) requireGovernance(r *request, a governance.Action) error {
-	p := s.governancePrincipal(r)
-	if d := governance.ScopeDecision(&p, a, &governance.Resource{}); !d.Allow {
-		return forbidden("%s", d.Reason)
-	}
-	return nil
+// principalOf is p as governance sees it.
+func (s *Server) principalOf(p *Principal) governance.Principal {
+	return governance.Principal{ID: p.Subject, Actor: governance.ActorHuman, Channel: governance.ChannelREST, Catalog: s.cfg.Name, Scopes: p.gov}
 }
 
 func (s *Server) author(r *request) admin.Author {
-	return admin.Author{Principal: s.governancePrincipal(r), RequestID: string(r.ctx.Request.Header.Peek("X-Request-Id"))}
-}
-
-// routeGovernance dispatches /v1/{prefix}/governance/<seg…>.
-func (s *Server) routeGovernance(r *request, seg [][]byte) error {
-	if s.gov == nil {
-		return errNoGovernance
-	}
-	if len(seg) == 0 {
-		return notFound(r)
-	}
-	method := string(r.ctx.Method())
-	names := make([]string, len(seg)-1)
-	for i, b := range seg[1:] {
-		n, err := unescape(b)
-		if err != nil || n == "" {
-			return badRequest("malformed name in the path")
-		}
-		names[i] = n
-	}
-	switch kind := string(seg[0]); kind {
-	case "effective-policies":
-		if len(names) != 0 {
-			return notFound(r)
-		}
-		if method != fasthttp.MethodGet {
-			return methodNotAllowed(r.ctx, "GET")
-		}
-		return s.effectivePolicies(r)
-	case "audit":
-		if len(names) != 0 {
-			return notFound(r)
-		}
-		if method != fasthttp.MethodGet {
-			return methodNotAllowed(r.ctx, "GET")
-		}
-		return s.auditTrail(r)
-	case "tags", "masking-policies", "row-access-policies", "roles":
-		want := 1
-		if kind == "tags" {
-			want = 2
-		}
-		switch {
-		case len(names) == 0:
-			switch method {
-			case fasthttp.MethodGet:
-				return s.governanceList(r, kind)
-			case fasthttp.MethodPost:
-				return s.governancePut(r, kind)
-			}
-			return methodNotAllowed(r.ctx, "GET, POST")
-		case len(names) == want:
-			switch method {
-			case fasthttp.MethodGet:
-				return s.governanceGet(r, kind, names)
-			case fasthttp.MethodDelete:
-				return s.governanceDelete(r, kind, names)
-			}
-			return methodNotAllowed(r.ctx, "GET, DELETE")
-		}
-		return notFound(r)
-	case "object-tags", "policy-attachments", "role-grants", "object-grants":
-		if len(names) != 0 {
-			return notFound(r)
-		}
-		switch method {
-		case fasthttp.MethodGet:
-			return s.governanceList(r, kind)
-		case fasthttp.MethodPost:
-			return s.governancePut(r, kind)
-		case fasthttp.MethodDelete:
-			return s.governanceDelete(r, kind, nil)
-		}
-		return methodNotAllowed(r.ctx, "GET, POST, DELETE")
-	}
-	return notFound(r)
+	return admin.Author{Principal: s.governancePrincipal(r), RequestID: string(r.rc.Request.Header.Peek("X-Request-Id"))}
 }
 
 // governancePut creates or updates one object (POST): the body is the
 // object; the answer echoes it.
 func (s *Server) governancePut(r *request, kind string) error {
-	if err := s.requireGovernance(r, governance.ActionAdminGovernance); err != nil {
-		return err
-	}
 	ctx, a, svc := r.ctx, s.author(r), s.gov.Admin
 	var out any
 	var err error
 	switch kind {
 	case "tags":
 		var in admin.Tag
-		if err = s.readJSON(ctx, &in); err == nil {
+		if err = s.readJSON(r.rc, &in); err == nil {
 			err, out = svc.PutTag(ctx, a, in), in
 		}
 	case "object-tags":
 		var in admin.ObjectTag
-		if err = s.readJSON(ctx, &in); err == nil {
+		if err = s.readJSON(r.rc, &in); err == nil {
 			err, out = svc.PutObjectTag(ctx, a, in), in
 		}
 	case "masking-policies":
 		var in admin.MaskingPolicy
-		if err = s.readJSON(ctx, &in); err == nil {
+		if err = s.readJSON(r.rc, &in); err == nil {
 			err, out = svc.PutMaskingPolicy(ctx, a, in), in
 		}
 	case "row-access-policies":
 		var in admin.RowAccessPolicy
-		if err = s.readJSON(ctx, &in); err == nil {
+		if err = s.readJSON(r.rc, &in); err == nil {
 			err, out = svc.PutRowAccessPolicy(ctx, a, in), in
 		}
 	case "policy-attachments":
 		var in admin.Attachment
-		if err = s.readJSON(ctx, &in); err == nil {
+		if err = s.readJSON(r.rc, &in); err == nil {
 			err, out = svc.PutAttachment(ctx, a, in), in
 		}
 	case "roles":
 		var in admin.Role
-		if err = s.readJSON(ctx, &in); err == nil {
+		if err = s.readJSON(r.rc, &in); err == nil {
 			err, out = svc.PutRole(ctx, a, in), in
 		}
 	case "role-grants":
 		var in admin.RoleGrant
-		if err = s.readJSON(ctx, &in); err == nil {
+		if err = s.readJSON(r.rc, &in); err == nil {
 			err, out = svc.PutRoleGrant(ctx, a, in), in
 		}
 	case "object-grants":
 		var in admin.ObjectGrant
-		if err = s.readJSON(ctx, &in); err == nil {
+		if err = s.readJSON(r.rc, &in); err == nil {
 			err, out = svc.PutObjectGrant(ctx, a, in), in
 		}
 	default:
@@ -216,15 +132,12 @@ func (s *Server) governancePut(r *request, kind string) error {
 		return governanceError(err)
 	}
 	s.gov.changed(ctx)
-	return writeJSON(ctx, out)
+	return writeJSON(r.rc, out)
 }
 
 // governanceDelete deletes one object: by name in the path (tags,
 // policies, roles) or by the same body that created it (associations).
 func (s *Server) governanceDelete(r *request, kind string, names []string) error {
-	if err := s.requireGovernance(r, governance.ActionAdminGovernance); err != nil {
-		return err
-	}
 	ctx, a, svc := r.ctx, s.author(r), s.gov.Admin
 	var err error
 	switch kind {
@@ -238,22 +151,22 @@ func (s *Server) governanceDelete(r *request, kind string, names []string) error
 		err = svc.DeleteRole(ctx, a, names[0])
 	case "object-tags":
 		var in admin.ObjectTag
-		if err = s.readJSON(ctx, &in); err == nil {
+		if err = s.readJSON(r.rc, &in); err == nil {
 			err = svc.DeleteObjectTag(ctx, a, in)
 		}
 	case "policy-attachments":
 		var in admin.Attachment
-		if err = s.readJSON(ctx, &in); err == nil {
+		if err = s.readJSON(r.rc, &in); err == nil {
 			err = svc.DeleteAttachment(ctx, a, in)
 		}
 	case "role-grants":
 		var in admin.RoleGrant
-		if err = s.readJSON(ctx, &in); err == nil {
+		if err = s.readJSON(r.rc, &in); err == nil {
 			err = svc.DeleteRoleGrant(ctx, a, in)
 		}
 	case "object-grants":
 		var in admin.ObjectGrant
-		if err = s.readJSON(ctx, &in); err == nil {
+		if err = s.readJSON(r.rc, &in); err == nil {
 			err = svc.DeleteObjectGrant(ctx, a, in)
 		}
 	default:
@@ -263,14 +176,11 @@ func (s *Server) governanceDelete(r *request, kind string, names []string) error
 		return governanceError(err)
 	}
 	s.gov.changed(ctx)
-	r.ctx.SetStatusCode(fasthttp.StatusNoContent)
+	r.rc.SetStatusCode(fasthttp.StatusNoContent)
 	return nil
 }
 
 func (s *Server) governanceList(r *request, kind string) error {
-	if err := s.requireGovernance(r, governance.ActionReadGovernance); err != nil {
-		return err
-	}
 	sn, err := s.gov.Admin.Load(r.ctx)
 	if err != nil {
 		return err
@@ -290,7 +200,7 @@ func (s *Server) governanceList(r *request, kind string) error {
 	case "roles":
 		out = sn.Roles()
 	case "role-grants":
-		out = sn.RoleGrants(string(r.ctx.QueryArgs().Peek("principal")))
+		out = sn.RoleGrants(string(r.rc.QueryArgs().Peek("principal")))
 	case "object-grants":
 		out, err = sn.ObjectGrants(r.ctx)
 	default:
@@ -299,13 +209,10 @@ func (s *Server) governanceList(r *request, kind string) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(r.ctx, out)
+	return writeJSON(r.rc, out)
 }
 
 func (s *Server) governanceGet(r *request, kind string, names []string) error {
-	if err := s.requireGovernance(r, governance.ActionReadGovernance); err != nil {
-		return err
-	}
 	sn, err := s.gov.Admin.Load(r.ctx)
 	if err != nil {
 		return err
@@ -326,7 +233,7 @@ func (s *Server) governanceGet(r *request, kind string, names []string) error {
 	if err != nil {
 		return governanceError(err)
 	}
-	return writeJSON(r.ctx, out)
+	return writeJSON(r.rc, out)
 }
 
 // splitTable reads "ns.table" (the table may itself contain dots; the
@@ -343,7 +250,7 @@ func splitTable(s string) (ns, table string, err error) {
 // [&principal=p]: for an admin about anyone, for anyone else about itself.
 // A table the principal may not see answers as a missing table.
 func (s *Server) effectivePolicies(r *request) error {
-	args := r.ctx.QueryArgs()
+	args := r.rc.QueryArgs()
 	ns, table, err := splitTable(string(args.Peek("table")))
 	if err != nil {
 		return err
@@ -381,7 +288,7 @@ func (s *Server) effectivePolicies(r *request) error {
 	if !ok || !eff.Plan.Visible && !caller.Scopes.Governs(governance.GovRead) {
 		return noSuchTable(ns, table)
 	}
-	return writeJSON(r.ctx, eff)
+	return writeJSON(r.rc, eff)
 }
 
 // auditTrail serves GET …/governance/audit: filters principal, table
@@ -392,7 +299,7 @@ func (s *Server) auditTrail(r *request) error {
 	if s.gov.Store == nil {
 		return errNoGovernance
 	}
-	args := r.ctx.QueryArgs()
+	args := r.rc.QueryArgs()
 	caller := s.governancePrincipal(r)
 	q := store.Query{Principal: string(args.Peek("principal")), Decision: string(args.Peek("decision"))}
 	if !caller.Scopes.Governs(governance.GovRead) {
@@ -458,5 +365,5 @@ func (s *Server) auditTrail(r *request) error {
 		c := strconv.FormatInt(next, 10)
 		out.NextCursor = &c
 	}
-	return writeJSON(r.ctx, out)
+	return writeJSON(r.rc, out)
 }

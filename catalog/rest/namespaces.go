@@ -3,6 +3,7 @@ package rest
 import (
 	"context"
 	"fmt"
+	"github.com/duckicelake/duckicelake/governance"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -98,7 +99,7 @@ func (s *Server) schemaNamed(ctx context.Context, snap int64, name string) (sche
 }
 
 func (s *Server) listNamespaces(r *request) error {
-	args := r.ctx.QueryArgs()
+	args := r.rc.QueryArgs()
 	snap, err := s.currentSnapshot(r.ctx)
 	if err != nil {
 		return err
@@ -116,13 +117,13 @@ func (s *Server) listNamespaces(r *request) error {
 		if err := checkNamespace([]string{ns}); err != nil {
 			return err
 		}
-		if !r.p.CanRead(ns) {
-			return forbidden("no read access to namespace %s", ns)
+		if err := s.authorizeScope(r, governance.ActionListNamespaces, ns); err != nil {
+			return err
 		}
 		if _, err := s.schemaNamed(r.ctx, snap, ns); err != nil {
 			return err
 		}
-		return writeJSON(r.ctx, listNamespacesBody{Namespaces: [][]string{}})
+		return writeJSON(r.rc, listNamespacesBody{Namespaces: [][]string{}})
 	}
 	scs, err := s.schemas(r.ctx, snap, "")
 	if err != nil {
@@ -132,7 +133,7 @@ func (s *Server) listNamespaces(r *request) error {
 	for _, sc := range scs {
 		// Only what the caller may read: a namespace's existence is not a
 		// secret worth a 403, but its name may be.
-		if r.p.CanRead(sc.Name) {
+		if s.allowsScope(r, governance.ActionLoadNamespace, sc.Name) {
 			names = append(names, sc.Name)
 		}
 	}
@@ -145,7 +146,7 @@ func (s *Server) listNamespaces(r *request) error {
 	for i, n := range page {
 		out.Namespaces[i] = []string{n}
 	}
-	return writeJSON(r.ctx, out)
+	return writeJSON(r.rc, out)
 }
 
 // unescapeQuery is for query values, which fasthttp has already decoded.
@@ -157,9 +158,6 @@ func unescapeQuery(b []byte) (string, error) {
 }
 
 func (s *Server) loadNamespace(r *request) error {
-	if !r.p.CanRead(r.ns) {
-		return forbidden("no read access to namespace %s", r.ns)
-	}
 	_, sc, err := s.schemaNow(r.ctx, r.ns)
 	if err != nil {
 		return err
@@ -168,7 +166,7 @@ func (s *Server) loadNamespace(r *request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(r.ctx, namespaceBody{Namespace: []string{sc.Name}, Properties: props})
+	return writeJSON(r.rc, namespaceBody{Namespace: []string{sc.Name}, Properties: props})
 }
 
 func (s *Server) namespaceProperties(ctx context.Context, sc schemaAt) (map[string]string, error) {
@@ -186,13 +184,10 @@ func (s *Server) namespaceProperties(ctx context.Context, sc schemaAt) (map[stri
 }
 
 func (s *Server) namespaceExists(r *request) error {
-	if !r.p.CanRead(r.ns) {
-		return forbidden("no read access to namespace %s", r.ns)
-	}
 	if _, _, err := s.schemaNow(r.ctx, r.ns); err != nil {
 		return err
 	}
-	r.ctx.SetStatusCode(fasthttp.StatusNoContent)
+	r.rc.SetStatusCode(fasthttp.StatusNoContent)
 	return nil
 }
 
@@ -221,11 +216,8 @@ func checkName(kind, name string) error {
 }
 
 func (s *Server) createNamespace(r *request) error {
-	if !r.p.canAdmin() {
-		return forbidden("creating a namespace needs write access to every namespace (scope ns:*:w or *)")
-	}
 	var req namespaceBody
-	if err := s.readJSON(r.ctx, &req); err != nil {
+	if err := s.readJSON(r.rc, &req); err != nil {
 		return err
 	}
 	if req.Namespace == nil {
@@ -236,6 +228,9 @@ func (s *Server) createNamespace(r *request) error {
 	}
 	name := req.Namespace[0]
 	if err := checkName("namespace", name); err != nil {
+		return err
+	}
+	if err := checkProperties(req.Properties, nil); err != nil {
 		return err
 	}
 	path, relative := name+"/", true
@@ -283,7 +278,7 @@ func (s *Server) createNamespace(r *request) error {
 	} else {
 		props[propLocation] = path
 	}
-	return writeJSON(r.ctx, namespaceBody{Namespace: []string{name}, Properties: props})
+	return writeJSON(r.rc, namespaceBody{Namespace: []string{name}, Properties: props})
 }
 
 // defaultSchema is the schema every DuckLake catalog starts with; DuckDB
@@ -291,9 +286,6 @@ func (s *Server) createNamespace(r *request) error {
 const defaultSchema = "main"
 
 func (s *Server) dropNamespace(r *request) error {
-	if !r.p.canAdmin() {
-		return forbidden("dropping a namespace needs write access to every namespace (scope ns:*:w or *)")
-	}
 	if r.ns == defaultSchema {
 		return badRequest("namespace %q is the DuckLake catalog's default schema and cannot be dropped", defaultSchema)
 	}
@@ -329,18 +321,18 @@ func (s *Server) dropNamespace(r *request) error {
 	if err != nil {
 		return err
 	}
-	r.ctx.SetStatusCode(fasthttp.StatusNoContent)
+	r.rc.SetStatusCode(fasthttp.StatusNoContent)
 	return nil
 }
 
 // updateProperties changes the sidecar only: properties are not DuckLake
 // state, so no snapshot is made.
 func (s *Server) updateProperties(r *request) error {
-	if !r.p.CanWrite(r.ns) {
-		return forbidden("no write access to namespace %s", r.ns)
-	}
 	var req updatePropertiesRequest
-	if err := s.readJSON(r.ctx, &req); err != nil {
+	if err := s.readJSON(r.rc, &req); err != nil {
+		return err
+	}
+	if err := checkProperties(req.Updates, req.Removals); err != nil {
 		return err
 	}
 	for _, k := range req.Removals {
@@ -395,5 +387,31 @@ func (s *Server) updateProperties(r *request) error {
 	if err := tx.Commit(r.ctx); err != nil {
 		return fmt.Errorf("commit namespace properties: %w", err)
 	}
-	return writeJSON(r.ctx, out)
+	return writeJSON(r.rc, out)
+}
+
+// checkProperties refuses property keys and values Postgres text cannot
+// hold: a NUL byte, or bytes that are not UTF-8 (a 400, not the 500 the
+// insert would fail with).
+func checkProperties(props map[string]string, keys []string) error {
+	for k, v := range props {
+		if err := checkPropertyText(k, v); err != nil {
+			return err
+		}
+	}
+	for _, k := range keys {
+		if err := checkPropertyText(k, ""); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkPropertyText(k, v string) error {
+	for _, t := range [...]string{k, v} {
+		if strings.IndexByte(t, 0) >= 0 || !utf8.ValidString(t) {
+			return badRequest("property %q: keys and values must be UTF-8 text without NUL bytes", k)
+		}
+	}
+	return nil
 }

@@ -16,13 +16,6 @@ import (
 	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
-// The register routes, for /v1/config's endpoints: they need an object
-// reader (Deps.Objects) and, for tables, a materialiser to answer with.
-const (
-	registerTableEndpoint = "POST /v1/{prefix}/namespaces/{namespace}/register"
-	registerViewEndpoint  = "POST /v1/{prefix}/namespaces/{namespace}/register-view"
-)
-
 // registerRequest is a RegisterTableRequest or a RegisterViewRequest
 // (which has no overwrite).
 type registerRequest struct {
@@ -35,10 +28,7 @@ type registerRequest struct {
 // with: write access, the request (kind "table" or "view"), the
 // namespace as of the current snapshot, snap.
 func (s *Server) readRegistration(r *request, kind string) (req registerRequest, snap int64, sc schemaAt, err error) {
-	if !r.p.CanWrite(r.ns) {
-		return req, 0, schemaAt{}, forbidden("no write access to namespace %s", r.ns)
-	}
-	if err := s.readJSON(r.ctx, &req); err != nil {
+	if err := s.readJSON(r.rc, &req); err != nil {
 		return req, 0, schemaAt{}, err
 	}
 	if err := checkName(kind, req.Name); err != nil {
@@ -66,7 +56,7 @@ func (s *Server) readRegistration(r *request, kind string) (req registerRequest,
 // nothing.
 func (s *Server) registerTable(r *request) error {
 	if s.mat == nil {
-		return notImplemented(r)
+		return unsupported("%s", offMat)
 	}
 	req, snap, sc, err := s.readRegistration(r, "table")
 	if err != nil {
@@ -122,7 +112,7 @@ func (s *Server) registerClash(ctx context.Context, q ducklake.Querier, schemaID
 		case err != nil:
 			return err
 		case kind == kindTable:
-			return errorf(fasthttp.StatusNotImplemented, TypeUnsupported,
+			return errorf(fasthttp.StatusNotAcceptable, TypeUnsupported,
 				"overwrite: registering over table %s.%s would replace a DuckLake table whose rows and history DuckDB may have written outside any Iceberg metadata file; drop the table first, then register", ns, name)
 		}
 	}
@@ -156,7 +146,7 @@ func (s *Server) registerView(r *request) error {
 	}
 	loc := ml.String()
 	if s.objects == nil {
-		return errorf(fasthttp.StatusNotImplemented, TypeUnsupported, "this catalog has no storage client to read metadata files with, so it cannot register views")
+		return errorf(fasthttp.StatusNotAcceptable, TypeUnsupported, "this catalog has no storage client to read metadata files with, so it cannot register views")
 	}
 	data, err := s.objects.Get(r.ctx, ml, maxViewMetadataBytes)
 	switch {
@@ -171,7 +161,7 @@ func (s *Server) registerView(r *request) error {
 	}
 	md, err := views.Parse(data)
 	if err != nil {
-		return badRequest("view metadata file %s: %s", req.MetadataLocation, strings.TrimPrefix(err.Error(), views.ErrInvalid.Error()+": "))
+		return badRequest("view metadata file %s: %s", req.MetadataLocation, viewReason(err))
 	}
 	uuid := strings.ToLower(md.UUID)
 	if !isUUID(uuid) {

@@ -2,11 +2,13 @@ package rest
 
 import (
 	"bytes"
+	"context"
 	"slices"
 	"strings"
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/internal/pct"
 )
 
@@ -18,19 +20,33 @@ const nsSeparator = "\x1f"
 
 // request is one routed API call.
 type request struct {
-	ctx *fasthttp.RequestCtx
-	p   *Principal
-	// ns and table are the decoded path parameters, when the route has them.
-	ns, table string
+	// ctx is what the request's work runs under (requestContext): its
+	// deadline, cancelled when the client goes away.
+	ctx context.Context
+	// rc is the HTTP exchange: headers, body, the response.
+	rc *fasthttp.RequestCtx
+	p  *Principal
+	// route is the route matched (nil before).
+	route *route
+	// err is the error answered, for the audit event.
+	err *Error
+	// The decoded path parameters, when the route has them.
+	ns, table, view, name, name2 string
 }
 
 // Handler serves the catalog's routes, /v1/…; anything else is answered
 // 404 in the ErrorModel. Mount it on the catalog listener for /v1/.
+//
+// The route table (routes.go) drives it: the path is split into segments
+// once, matched against the table's patterns (literals compared, {params}
+// taken; no regexp, no allocation), and the route found is authorised here
+// from its Action — the token's scope, then the Authorizer for table
+// routes — before its handler runs; handlers decode, call and encode.
 func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 	path := ctx.Request.URI().PathOriginal()
 	rest, ok := bytes.CutPrefix(path, []byte("/v1/"))
 	if !ok {
-		s.writeError(ctx, errorf(fasthttp.StatusNotFound, TypeNotFound, "no such route: %s", path))
+		s.writeErrorFor(ctx, nil, errorf(fasthttp.StatusNotFound, TypeNotFound, "no such route: %s", path))
 		return
 	}
 	var segs [8][]byte
@@ -47,204 +63,212 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 		n++
 		rest = rest[i+1:]
 	}
-	if rest != nil {
-		s.writeError(ctx, errorf(fasthttp.StatusNotFound, TypeNotFound, "no such route: %s", path))
-		return
-	}
 	seg := segs[:n]
-
-	switch {
-	case n == 1 && string(seg[0]) == "config":
-		s.handleConfig(ctx)
-		return
-	case n == 2 && string(seg[0]) == "oauth" && string(seg[1]) == "tokens":
-		s.handleToken(ctx)
-		return
+	rt, allowed := s.match(seg, ctx.Method())
+	if rest != nil {
+		rt, allowed = nil, false
 	}
-
-	p, err := s.authenticate(ctx)
+	start := s.now()
+	r := request{rc: ctx}
+	err := s.serveRoute(&r, rt, allowed, seg)
 	if err != nil {
-		s.writeError(ctx, err)
-		return
+		s.writeErrorFor(ctx, &r, err)
 	}
-	r := request{ctx: ctx, p: p}
-	if err := s.route(&r, seg); err != nil {
-		s.writeError(ctx, err)
-	}
+	s.audit(&r, rt, start)
+	s.metrics.observe(rt, ctx.Response.StatusCode(), s.now().Sub(start))
 }
 
-// route dispatches an authenticated request by its path segments after
-// /v1/: {prefix}/namespaces/…, {prefix}/tables/rename.
-func (s *Server) route(r *request, seg [][]byte) error {
-	if len(seg) == 3 && string(seg[0]) == "aws" && string(seg[1]) == "s3" && string(seg[2]) == "sign" {
-		if !r.ctx.IsPost() {
-			return methodNotAllowed(r.ctx, "POST")
-		}
-		return s.signLegacy(r)
+// serveRoute authenticates, decodes the path parameters, authorises and
+// runs rt (nil: no route matched; allowed: the path exists for another
+// method).
+func (s *Server) serveRoute(r *request, rt *route, allowed bool, seg [][]byte) error {
+	if rt != nil && rt.public {
+		return rt.handle(s, r)
 	}
-	if len(seg) < 2 {
-		return errorf(fasthttp.StatusNotFound, TypeNotFound, "no such route: %s", r.ctx.Path())
-	}
-	if prefix, err := unescape(seg[0]); err != nil || prefix != s.cfg.Name {
-		return errorf(fasthttp.StatusNotFound, TypeNoSuchWarehouse,
-			"no catalog %q here; this server's catalog is %q (GET /v1/config returns the prefix)", seg[0], s.cfg.Name)
-	}
-	method := string(r.ctx.Method())
-	seg = seg[1:]
-	switch string(seg[0]) {
-	case "namespaces":
-	case "tables":
-		if len(seg) == 2 && string(seg[1]) == "rename" {
-			if method != fasthttp.MethodPost {
-				return methodNotAllowed(r.ctx, "POST")
-			}
-			return s.renameTable(r)
-		}
-		return notFound(r)
-	case "views":
-		return s.routeViewRename(r, seg[1:])
-	case "governance":
-		return s.routeGovernance(r, seg[1:])
-	case "transactions":
-		if len(seg) == 2 && string(seg[1]) == "commit" {
-			if method != fasthttp.MethodPost {
-				return methodNotAllowed(r.ctx, "POST")
-			}
-			return s.commitTransaction(r)
-		}
-		return notFound(r)
-	default:
-		return notFound(r)
-	}
-
-	// namespaces[/{ns}[/properties | /tables[/{table}[/credentials | /metrics]] | /views… | /register]]
-	if len(seg) == 1 {
-		switch method {
-		case fasthttp.MethodGet:
-			return s.listNamespaces(r)
-		case fasthttp.MethodPost:
-			return s.createNamespace(r)
-		}
-		return methodNotAllowed(r.ctx, "GET, POST")
-	}
-	if levels, ok := multiLevel(seg[1]); ok {
-		return absentNamespace(r, seg, levels)
-	}
-	ns, err := decodeNamespace(seg[1])
+	p, err := s.authenticate(r.rc)
 	if err != nil {
 		return err
 	}
-	r.ns = ns
-	if len(seg) == 2 {
-		switch method {
-		case fasthttp.MethodGet:
-			return s.loadNamespace(r)
-		case fasthttp.MethodHead:
-			return s.namespaceExists(r)
-		case fasthttp.MethodDelete:
-			return s.dropNamespace(r)
+	r.p = p
+	if rt == nil {
+		if allowed {
+			return methodNotAllowed(r.rc, s.allow(seg))
 		}
-		return methodNotAllowed(r.ctx, "GET, HEAD, DELETE")
-	}
-	switch string(seg[2]) {
-	case "properties":
-		if len(seg) != 3 {
-			return notFound(r)
-		}
-		if method != fasthttp.MethodPost {
-			return methodNotAllowed(r.ctx, "POST")
-		}
-		return s.updateProperties(r)
-	case "tables":
-	case "views":
-		return s.routeViews(r, seg[3:])
-	case "register", "register-view":
-		if len(seg) != 3 {
-			return notFound(r)
-		}
-		if method != fasthttp.MethodPost {
-			return methodNotAllowed(r.ctx, "POST")
-		}
-		if string(seg[2]) == "register" {
-			return s.registerTable(r)
-		}
-		return s.registerView(r)
-	case "functions":
-		return notImplemented(r)
-	default:
 		return notFound(r)
 	}
-	if len(seg) == 3 {
-		switch method {
-		case fasthttp.MethodGet:
-			return s.listTables(r)
-		case fasthttp.MethodPost:
-			return s.createTable(r)
-		}
-		return methodNotAllowed(r.ctx, "GET, POST")
-	}
-	table, err := unescape(seg[3])
-	if err != nil || table == "" {
-		return badRequest("malformed table name in the path")
-	}
-	r.table = table
-	sub := ""
-	if len(seg) == 5 {
-		sub = string(seg[4])
-	}
-	if err := s.governTable(r, tableRouteAction(method, sub), r.ns, r.table); err != nil {
+	r.route = rt
+	if err := s.routeParams(r, rt, seg); err != nil {
 		return err
 	}
-	if len(seg) == 4 {
-		switch method {
-		case fasthttp.MethodGet:
-			return s.loadTable(r)
-		case fasthttp.MethodHead:
-			return s.tableExists(r)
-		case fasthttp.MethodDelete:
-			return s.dropTable(r)
-		case fasthttp.MethodPost:
-			return s.updateTable(r)
-		}
-		return methodNotAllowed(r.ctx, "GET, HEAD, DELETE, POST")
+	if rt.enabled != nil && !rt.enabled(s) && !rt.handlerRefusesOff {
+		return unsupported("%s %s: %s", r.rc.Method(), r.rc.Path(), rt.off)
 	}
-	if len(seg) != 5 {
-		return notFound(r)
+	rctx, done := s.requestContext(r.rc)
+	defer done()
+	r.ctx = rctx
+	if err := s.authorizeRoute(r, rt); err != nil {
+		return err
 	}
-	switch string(seg[4]) {
-	case "credentials":
-		if method != fasthttp.MethodGet {
-			return methodNotAllowed(r.ctx, "GET")
+	return rt.handle(s, r)
+}
+
+// match finds the route for a path's segments and method; allowed reports
+// a path that exists for other methods only.
+func (s *Server) match(seg [][]byte, method []byte) (rt *route, allowed bool) {
+	for i := range s.routes {
+		c := &s.routes[i]
+		if !c.matches(seg) {
+			continue
 		}
-		return s.loadCredentials(r)
-	case "metrics":
-		if method != fasthttp.MethodPost {
-			return methodNotAllowed(r.ctx, "POST")
+		if c.method == string(method) {
+			return c, false
 		}
-		return s.reportMetrics(r)
-	case "sign":
-		if method != fasthttp.MethodPost {
-			return methodNotAllowed(r.ctx, "POST")
-		}
-		return s.signTable(r)
-	case "plan", "tasks", "unregister":
-		return notImplemented(r)
+		allowed = true
 	}
-	return notFound(r)
+	return nil, allowed
+}
+
+func (c *route) matches(seg [][]byte) bool {
+	if len(c.segs) != len(seg) {
+		return false
+	}
+	for i, want := range c.segs {
+		if want[0] != '{' && want != string(seg[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// allow is the Allow header of a path that exists for other methods.
+func (s *Server) allow(seg [][]byte) string {
+	var ms []string
+	for i := range s.routes {
+		if c := &s.routes[i]; c.matches(seg) && !slices.Contains(ms, c.method) {
+			ms = append(ms, c.method)
+		}
+	}
+	return strings.Join(ms, ", ")
+}
+
+// routeParams decodes rt's path parameters into r. A namespace of several
+// levels cannot exist here and is answered as a missing one
+// (absentNamespace).
+func (s *Server) routeParams(r *request, rt *route, seg [][]byte) error {
+	for i, name := range rt.segs {
+		if name[0] != '{' {
+			continue
+		}
+		b := seg[i]
+		switch name {
+		case paramPrefix:
+			if prefix, err := unescape(b); err != nil || prefix != s.cfg.Name {
+				return errorf(fasthttp.StatusNotFound, TypeNoSuchWarehouse,
+					"no catalog %q here; this server's catalog is %q (GET /v1/config returns the prefix)", b, s.cfg.Name)
+			}
+		case paramNamespace:
+			if levels, ok := multiLevel(b); ok {
+				return absentNamespace(r, seg[1:], levels)
+			}
+			ns, err := decodeNamespace(b)
+			if err != nil {
+				return err
+			}
+			r.ns = ns
+		case paramTable:
+			t, err := unescape(b)
+			if err != nil || t == "" {
+				return badRequest("malformed table name in the path")
+			}
+			r.table = t
+		case paramView:
+			v, err := unescape(b)
+			if err != nil || v == "" {
+				return badRequest("malformed view name in the path")
+			}
+			r.view = v
+		case paramName, paramName2:
+			v, err := unescape(b)
+			if err != nil || v == "" {
+				return badRequest("malformed name in the path")
+			}
+			if name == paramName {
+				r.name = v
+			} else {
+				r.name2 = v
+			}
+		}
+	}
+	for _, v := range [...]string{r.ns, r.table, r.view, r.name, r.name2} {
+		if err := checkPathName(v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// authorizeRoute is the catalog's one authorisation call for a route: the
+// token's scope for the route's action on the path's namespace (or on the
+// catalog), then, on table routes, the Authorizer (governTable). A route
+// marked scopedByHandler decides from what it decodes (a list's parent,
+// a rename's two names, a transaction's tables, a signed S3 request, "who"
+// of effective-policies): its handler calls authorizeScope for those.
+func (s *Server) authorizeRoute(r *request, rt *route) error {
+	if !rt.scopedByHandler {
+		if err := s.authorizeScope(r, rt.action, r.ns); err != nil {
+			return err
+		}
+	}
+	if r.table != "" {
+		return s.governTable(r, rt.action, r.ns, r.table)
+	}
+	return nil
+}
+
+// allowsScope reports whether r's token allows action a on namespace ns.
+func (s *Server) allowsScope(r *request, a governance.Action, ns string) bool {
+	return s.principalAllows(r.p, a, ns)
+}
+
+// principalAllows reports whether p's token allows action a on namespace
+// ns: the scope rule of authorizeScope, for callers that filter or choose
+// rather than refuse.
+func (s *Server) principalAllows(p *Principal, a governance.Action, ns string) bool {
+	gp := s.principalOf(p)
+	res := governance.NamespaceResource(ns)
+	return governance.ScopeDecision(&gp, a, &res).Allow
+}
+
+// authorizeScope refuses (403) what r's token does not allow: action a on
+// namespace ns.
+func (s *Server) authorizeScope(r *request, a governance.Action, ns string) error {
+	p := s.governancePrincipal(r)
+	res := governance.NamespaceResource(ns)
+	d := governance.ScopeDecision(&p, a, &res)
+	if d.Allow {
+		return nil
+	}
+	need, every := a.Needs()
+	switch {
+	case need == 0:
+		return forbidden("%s", d.Reason)
+	case every:
+		return forbidden("%s needs write access to every namespace (scope ns:*:w or *)", a)
+	case need&governance.CapWrite != 0:
+		return forbidden("no write access to namespace %s", ns)
+	}
+	return forbidden("no read access to namespace %s", ns)
 }
 
 func notFound(r *request) error {
-	return errorf(fasthttp.StatusNotFound, TypeNotFound, "no such route: %s %s", r.ctx.Method(), r.ctx.Path())
-}
-
-func notImplemented(r *request) error {
-	return errorf(fasthttp.StatusNotImplemented, TypeUnsupported,
-		"%s %s is not supported by this catalog (GET /v1/config lists the supported endpoints)", r.ctx.Method(), r.ctx.Path())
+	return errorf(fasthttp.StatusNotFound, TypeNotFound, "no such route: %s %s", r.rc.Method(), r.rc.Path())
 }
 
 func methodNotAllowed(ctx *fasthttp.RequestCtx, allow string) error {
-	ctx.Response.Header.Set("Allow", allow)
-	return errorf(fasthttp.StatusMethodNotAllowed, TypeMethodNotAllowed, "%s is not allowed here; use %s", ctx.Method(), allow)
+	// The Allow header goes with the error: writeError resets the response.
+	e := errorf(fasthttp.StatusMethodNotAllowed, TypeMethodNotAllowed, "%s is not allowed here; use %s", ctx.Method(), allow)
+	e.allow = allow
+	return e
 }
 
 // unescape percent-decodes one path segment. '+' stays '+'.
@@ -342,5 +366,5 @@ func checkNamespace(levels []string) error {
 		return badRequest("namespace %q has %d levels; this catalog's namespaces are DuckLake schemas, which have exactly one level",
 			strings.Join(levels, "."), len(levels))
 	}
-	return nil
+	return checkPathName(levels[0])
 }

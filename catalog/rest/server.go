@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/duckicelake/duckicelake/catalog/commit"
@@ -65,6 +66,13 @@ type Deps struct {
 	// Governance enforces and authors tags, masks, row policies, roles and
 	// grants; nil serves no governance routes and governs nothing.
 	Governance *Governance
+	// Audit receives one event per LoadTable, vend, signature, DDL and
+	// commit; the disclosing reads and every denial through
+	// governance.RecordSync, before the answer is sent. nil discards them.
+	Audit governance.Sink
+	// Metrics registers the per-route request metrics; nil keeps them
+	// unregistered.
+	Metrics prometheus.Registerer
 	// Logger receives errors; nil discards them.
 	Logger *zap.Logger
 	// Now is the clock; nil is time.Now.
@@ -84,6 +92,10 @@ type Server struct {
 	objects objstore.Store // nil: no register, no purge, no view metadata files
 	log     *zap.Logger
 	now     func() time.Time
+
+	routes  []route // the route table (routes.go)
+	sink    governance.Sink
+	metrics *routeMetrics
 
 	tokenKey []byte
 	clients  map[string]*Client
@@ -154,6 +166,13 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		return nil, err
 	}
 	s.signer = signer
+	s.routes = routeTable()
+	if s.sink = deps.Audit; s.sink == nil {
+		s.sink = governance.Discard
+	}
+	if s.metrics, err = newRouteMetrics(deps.Metrics); err != nil {
+		return nil, fmt.Errorf("rest: metrics: %w", err)
+	}
 	s.snap.ttl = cfg.SnapshotTTL
 	s.cache.max = cfg.CacheEntries
 	s.govCache.max = cfg.CacheEntries

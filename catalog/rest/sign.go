@@ -721,7 +721,7 @@ func (s *Server) remoteSigningBody(e *loadEntry, cfg map[string]string) ([]byte,
 	return s.appendLoadResult(make([]byte, 0, len(e.body)+len(config)+32), e, config, nil), nil
 }
 
-var errNoSigner = errorf(fasthttp.StatusNotImplemented, TypeUnsupported,
+var errNoSigner = errorf(fasthttp.StatusNotAcceptable, TypeUnsupported,
 	"remote signing is not configured on this catalog (it needs minting keys and the gateway URL, or direct signing)")
 
 // signTable serves POST /v1/{prefix}/namespaces/{ns}/tables/{table}/sign.
@@ -733,7 +733,7 @@ func (s *Server) signTable(r *request) error {
 		return forbidden("no access to namespace %s", r.ns)
 	}
 	var in signInput
-	if err := s.readJSON(r.ctx, &in); err != nil {
+	if err := s.readJSON(r.rc, &in); err != nil {
 		return err
 	}
 	if err := in.check(); err != nil {
@@ -747,7 +747,7 @@ func (s *Server) signTable(r *request) error {
 	if err != nil {
 		return err
 	}
-	return writeSigned(r.ctx, out)
+	return writeSigned(r.rc, out)
 }
 
 // signLegacy serves POST /v1/aws/s3/sign: the table is the one whose files
@@ -757,7 +757,7 @@ func (s *Server) signLegacy(r *request) error {
 		return errNoSigner
 	}
 	var in signInput
-	if err := s.readJSON(r.ctx, &in); err != nil {
+	if err := s.readJSON(r.rc, &in); err != nil {
 		return err
 	}
 	if err := in.check(); err != nil {
@@ -789,7 +789,7 @@ func (s *Server) signLegacy(r *request) error {
 	if err != nil {
 		return err
 	}
-	return writeSigned(r.ctx, out)
+	return writeSigned(r.rc, out)
 }
 
 func writeSigned(ctx *fasthttp.RequestCtx, out *signOutput) error {
@@ -814,7 +814,7 @@ func (s *Server) tableScopeOf(ctx context.Context, p *Principal, ns, table strin
 		return e.scope, nil
 	}
 	t, err := s.tableAt(ctx, snap, ns, table)
-	if e := (*Error)(nil); errors.As(err, &e) && e.Type == TypeNoSuchTable && p.CanWrite(ns) {
+	if e := (*Error)(nil); errors.As(err, &e) && e.Type == TypeNoSuchTable && s.principalAllows(p, governance.ActionCreateTable, ns) {
 		sc, serr := s.schemaNamed(ctx, snap, ns)
 		if serr != nil {
 			return tableScope{}, serr

@@ -550,7 +550,7 @@ func TestSignHandlerRefusesMalformedBodies(t *testing.T) {
 		var ctx fasthttp.RequestCtx
 		ctx.Request.Header.SetMethod("POST")
 		ctx.Request.SetBodyString(body)
-		r := &request{ctx: &ctx, p: principal(t, "*"), ns: "sales", table: "orders"}
+		r := &request{ctx: context.Background(), rc: &ctx, p: principal(t, "*"), ns: "sales", table: "orders"}
 		for name, h := range map[string]func(*request) error{"table": s.signTable, "legacy": s.signLegacy} {
 			err := h(r)
 			var e *Error
@@ -561,7 +561,7 @@ func TestSignHandlerRefusesMalformedBodies(t *testing.T) {
 	}
 	none := &Server{cfg: Config{Name: "lake", MaxBodyBytes: DefaultMaxBodyBytes}, log: zap.NewNop(), now: time.Now}
 	var ctx fasthttp.RequestCtx
-	if err := none.signTable(&request{ctx: &ctx, p: principal(t, "*"), ns: "s", table: "t"}); err == nil || err.(*Error).Code != 501 {
+	if err := none.signTable(&request{ctx: context.Background(), rc: &ctx, p: principal(t, "*"), ns: "s", table: "t"}); err == nil || err.(*Error).Code != 406 {
 		t.Errorf("without a signer: %v", err)
 	}
 }

@@ -44,9 +44,6 @@ func (s *Server) tableNames(ctx context.Context, snap, schemaID int64) ([]string
 }
 
 func (s *Server) listTables(r *request) error {
-	if !r.p.CanRead(r.ns) {
-		return forbidden("no read access to namespace %s", r.ns)
-	}
 	snap, sc, err := s.schemaNow(r.ctx, r.ns)
 	if err != nil {
 		return err
@@ -58,7 +55,7 @@ func (s *Server) listTables(r *request) error {
 	if names, err = s.visibleTables(r, sc.Name, names); err != nil {
 		return err
 	}
-	page, next, err := paginate(names, r.ctx.QueryArgs())
+	page, next, err := paginate(names, r.rc.QueryArgs())
 	if err != nil {
 		return err
 	}
@@ -66,7 +63,7 @@ func (s *Server) listTables(r *request) error {
 	for i := range page {
 		out.Identifiers[i] = tableIdentifier{Namespace: []string{sc.Name}, Name: &page[i]}
 	}
-	return writeJSON(r.ctx, out)
+	return writeJSON(r.rc, out)
 }
 
 // tableAt finds table ns.name visible at snap; NoSuchTable when it (or its
@@ -80,9 +77,6 @@ func (s *Server) tableAt(ctx context.Context, snap int64, ns, name string) (duck
 }
 
 func (s *Server) tableExists(r *request) error {
-	if !r.p.CanRead(r.ns) {
-		return forbidden("no read access to namespace %s", r.ns)
-	}
 	snap, err := s.currentSnapshot(r.ctx)
 	if err != nil {
 		return err
@@ -90,7 +84,7 @@ func (s *Server) tableExists(r *request) error {
 	if _, err := s.tableAt(r.ctx, snap, r.ns, r.table); err != nil {
 		return err
 	}
-	r.ctx.SetStatusCode(fasthttp.StatusNoContent)
+	r.rc.SetStatusCode(fasthttp.StatusNoContent)
 	return nil
 }
 
@@ -101,10 +95,7 @@ const (
 )
 
 func (s *Server) loadTable(r *request) error {
-	if !r.p.CanRead(r.ns) {
-		return forbidden("no read access to namespace %s", r.ns)
-	}
-	args := r.ctx.QueryArgs()
+	args := r.rc.QueryArgs()
 	form := formAll
 	switch v := args.Peek("snapshots"); string(v) {
 	case "", "all":
@@ -122,7 +113,7 @@ func (s *Server) loadTable(r *request) error {
 		asOf = n
 	}
 	if s.mat == nil {
-		return notImplemented(r)
+		return unsupported("%s", offMat)
 	}
 	e, err := s.loadEntry(r, form, asOf)
 	if err != nil {
@@ -132,18 +123,18 @@ func (s *Server) loadTable(r *request) error {
 	if err != nil {
 		return err
 	}
-	h := &r.ctx.Response.Header
+	h := &r.rc.Response.Header
 	h.Set(fasthttp.HeaderETag, e.etag)
-	if inm := r.ctx.Request.Header.Peek(fasthttp.HeaderIfNoneMatch); len(inm) > 0 && etagMatches(inm, e.etag) {
-		r.ctx.SetStatusCode(fasthttp.StatusNotModified)
+	if inm := r.rc.Request.Header.Peek(fasthttp.HeaderIfNoneMatch); len(inm) > 0 && etagMatches(inm, e.etag) {
+		r.rc.SetStatusCode(fasthttp.StatusNotModified)
 		return nil
 	}
 	body := e.body
 	// A client listing both gets vended credentials when the catalog can
 	// vend: its S3 requests then need no sign round trip each.
-	vend := wantsVending(r.ctx)
-	if s.signer != nil && wantsRemoteSigning(r.ctx) && (!vend || s.keyring == nil || s.cfg.GatewayURL == "") {
-		if body, err = s.remoteSigningBody(e, s.remoteSigningConfig(r.ctx, r.ns, r.table)); err != nil {
+	vend := wantsVending(r.rc)
+	if s.signer != nil && wantsRemoteSigning(r.rc) && (!vend || s.keyring == nil || s.cfg.GatewayURL == "") {
+		if body, err = s.remoteSigningBody(e, s.remoteSigningConfig(r.rc, r.ns, r.table)); err != nil {
 			return err
 		}
 		h.Set(fasthttp.HeaderCacheControl, "no-store")
@@ -155,7 +146,7 @@ func (s *Server) loadTable(r *request) error {
 	}
 	h.SetContentType(contentTypeJSON)
 	// Cached bodies are immutable, so fasthttp may send them without a copy.
-	r.ctx.Response.SetBodyRaw(body)
+	r.rc.Response.SetBodyRaw(body)
 	return nil
 }
 
@@ -318,9 +309,6 @@ func etagMatches(inm []byte, etag string) bool {
 
 // loadCredentials serves GET …/tables/{table}/credentials.
 func (s *Server) loadCredentials(r *request) error {
-	if !r.p.CanRead(r.ns) {
-		return forbidden("no read access to namespace %s", r.ns)
-	}
 	if s.keyring == nil {
 		return unsupported("credential vending is not configured on this catalog (no minting keys)")
 	}
@@ -344,8 +332,8 @@ func (s *Server) loadCredentials(r *request) error {
 	if sc != nil {
 		list = append(list, *sc)
 	}
-	r.ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
-	return writeJSON(r.ctx, struct {
+	r.rc.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
+	return writeJSON(r.rc, struct {
 		StorageCredentials []storageCredential `json:"storage-credentials"`
 	}{list})
 }
@@ -353,13 +341,10 @@ func (s *Server) loadCredentials(r *request) error {
 // reportMetrics accepts a client's scan or commit report and discards it:
 // clients send them after operations and only log a failure.
 func (s *Server) reportMetrics(r *request) error {
-	if !r.p.CanRead(r.ns) {
-		return forbidden("no read access to namespace %s", r.ns)
-	}
 	var report map[string]json.RawMessage
-	if err := s.readJSON(r.ctx, &report); err != nil {
+	if err := s.readJSON(r.rc, &report); err != nil {
 		return err
 	}
-	r.ctx.SetStatusCode(fasthttp.StatusNoContent)
+	r.rc.SetStatusCode(fasthttp.StatusNoContent)
 	return nil
 }

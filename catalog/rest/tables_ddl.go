@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/duckicelake/duckicelake/governance"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -40,15 +41,12 @@ func (s *Server) lookupTable(ctx context.Context, tx pgx.Tx, schemaID int64, nam
 func (s *Server) dropTable(r *request) error {
 	purge := false
 	// Case-insensitive: PyIceberg sends Python's "True" and "False".
-	switch v := r.ctx.QueryArgs().Peek("purgeRequested"); strings.ToLower(string(v)) {
+	switch v := r.rc.QueryArgs().Peek("purgeRequested"); strings.ToLower(string(v)) {
 	case "", "false":
 	case "true":
 		purge = true
 	default:
 		return badRequest("purgeRequested must be true or false, not %q", v)
-	}
-	if !r.p.CanWrite(r.ns) {
-		return forbidden("no write access to namespace %s", r.ns)
 	}
 	if purge && s.objects == nil {
 		return unsupported("purgeRequested: this catalog has no storage client to delete files with; drop without purge")
@@ -104,7 +102,7 @@ func (s *Server) dropTable(r *request) error {
 				zap.String("table", r.ns+"."+r.table), zap.Stringer("location", target), zap.Error(err))
 		}
 	}
-	r.ctx.SetStatusCode(fasthttp.StatusNoContent)
+	r.rc.SetStatusCode(fasthttp.StatusNoContent)
 	return nil
 }
 
@@ -178,7 +176,7 @@ type renameRequest struct {
 // identifiers well-formed, write access to both namespaces, a valid new name.
 func (s *Server) readRename(r *request, kind string) (srcNS, src, dstNS, dst string, err error) {
 	var req renameRequest
-	if err := s.readJSON(r.ctx, &req); err != nil {
+	if err := s.readJSON(r.rc, &req); err != nil {
 		return "", "", "", "", err
 	}
 	if req.Source == nil || req.Destination == nil {
@@ -210,11 +208,14 @@ func (s *Server) readRename(r *request, kind string) (srcNS, src, dstNS, dst str
 	}
 	srcNS, src = req.Source.Namespace[0], *req.Source.Name
 	dstNS, dst = req.Destination.Namespace[0], *req.Destination.Name
-	if !r.p.CanWrite(srcNS) {
-		return "", "", "", "", forbidden("no write access to namespace %s", srcNS)
+	a := governance.ActionRenameTable
+	if kind == "view" {
+		a = governance.ActionRenameView
 	}
-	if !r.p.CanWrite(dstNS) {
-		return "", "", "", "", forbidden("no write access to namespace %s", dstNS)
+	for _, ns := range [...]string{srcNS, dstNS} {
+		if err := s.authorizeScope(r, a, ns); err != nil {
+			return "", "", "", "", err
+		}
 	}
 	if err := checkName(kind, dst); err != nil {
 		return "", "", "", "", err
@@ -280,6 +281,6 @@ func (s *Server) renameTable(r *request) error {
 		return err
 	}
 	s.cache.drop(srcNS, src)
-	r.ctx.SetStatusCode(fasthttp.StatusNoContent)
+	r.rc.SetStatusCode(fasthttp.StatusNoContent)
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/duckicelake/duckicelake/catalog/commit"
+	"github.com/duckicelake/duckicelake/governance"
 )
 
 type commitTransactionRequest struct {
@@ -18,10 +19,10 @@ type commitTransactionRequest struct {
 // none does.
 func (s *Server) commitTransaction(r *request) error {
 	if s.mat == nil {
-		return notImplemented(r)
+		return unsupported("%s", offMat)
 	}
 	var req commitTransactionRequest
-	if err := s.readJSON(r.ctx, &req); err != nil {
+	if err := s.readJSON(r.rc, &req); err != nil {
 		return err
 	}
 	if len(req.TableChanges) == 0 {
@@ -43,8 +44,8 @@ func (s *Server) commitTransaction(r *request) error {
 			return err
 		}
 		ns := id.Namespace[0]
-		if !r.p.CanWrite(ns) {
-			return forbidden("no write access to namespace %s", ns)
+		if err := s.authorizeScope(r, governance.ActionCommitTransaction, ns); err != nil {
+			return err
 		}
 		key := ns + nsSeparator + id.Name
 		if seen[key] {
@@ -56,6 +57,6 @@ func (s *Server) commitTransaction(r *request) error {
 	if _, err := s.commitTables(r.ctx, r.p, changes); err != nil {
 		return err
 	}
-	r.ctx.SetStatusCode(fasthttp.StatusNoContent)
+	r.rc.SetStatusCode(fasthttp.StatusNoContent)
 	return nil
 }

@@ -45,61 +45,6 @@ const TypeNoSuchView = "NoSuchViewException"
 // REST, by DuckLake view id.
 const viewMetadataTable = "duckicelake_view_metadata"
 
-// viewEndpoints are the view routes, for /v1/config's endpoints.
-var viewEndpoints = []string{
-	"GET /v1/{prefix}/namespaces/{namespace}/views",
-	"POST /v1/{prefix}/namespaces/{namespace}/views",
-	"GET /v1/{prefix}/namespaces/{namespace}/views/{view}",
-	"HEAD /v1/{prefix}/namespaces/{namespace}/views/{view}",
-	"POST /v1/{prefix}/namespaces/{namespace}/views/{view}",
-	"DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}",
-	"POST /v1/{prefix}/views/rename",
-}
-
-// routeViews serves {prefix}/namespaces/{ns}/views[/{view}]; seg is what
-// follows "views".
-func (s *Server) routeViews(r *request, seg [][]byte) error {
-	method := string(r.ctx.Method())
-	if len(seg) == 0 {
-		switch method {
-		case fasthttp.MethodGet:
-			return s.listViews(r)
-		case fasthttp.MethodPost:
-			return s.createView(r)
-		}
-		return methodNotAllowed(r.ctx, "GET, POST")
-	}
-	if len(seg) != 1 {
-		return notFound(r)
-	}
-	name, err := unescape(seg[0])
-	if err != nil || name == "" {
-		return badRequest("malformed view name in the path")
-	}
-	switch method {
-	case fasthttp.MethodGet:
-		return s.loadView(r, name)
-	case fasthttp.MethodHead:
-		return s.viewExists(r, name)
-	case fasthttp.MethodPost:
-		return s.replaceView(r, name)
-	case fasthttp.MethodDelete:
-		return s.dropView(r, name)
-	}
-	return methodNotAllowed(r.ctx, "GET, HEAD, POST, DELETE")
-}
-
-// routeViewRename serves {prefix}/views/…; seg is what follows "views".
-func (s *Server) routeViewRename(r *request, seg [][]byte) error {
-	if len(seg) != 1 || string(seg[0]) != "rename" {
-		return notFound(r)
-	}
-	if !r.ctx.IsPost() {
-		return methodNotAllowed(r.ctx, "POST")
-	}
-	return s.renameView(r)
-}
-
 func noSuchView(ns, name string) *Error {
 	return errorf(fasthttp.StatusNotFound, TypeNoSuchView, "View does not exist: %s.%s", ns, name)
 }
@@ -340,7 +285,7 @@ type loadViewResult struct {
 }
 
 func writeView(r *request, loc string, md *views.Metadata) error {
-	return writeJSON(r.ctx, loadViewResult{MetadataLocation: loc, Metadata: md, Config: map[string]string{}})
+	return writeJSON(r.rc, loadViewResult{MetadataLocation: loc, Metadata: md, Config: map[string]string{}})
 }
 
 // typeIllegalArgument is the ErrorModel type of an invalid view change:
@@ -349,18 +294,24 @@ func writeView(r *request, loc string, md *views.Metadata) error {
 // BadRequestException("Malformed request: …") for other 400s.
 const typeIllegalArgument = "IllegalArgumentException"
 
+// viewReason is why view metadata is invalid: the InvalidError's reason,
+// or the whole error when it carries none.
+func viewReason(err error) string {
+	if ie := (*views.InvalidError)(nil); errors.As(err, &ie) {
+		return ie.Reason
+	}
+	return err.Error()
+}
+
 // viewBadRequest turns an invalid metadata change into a 400.
 func viewBadRequest(err error) error {
 	if errors.Is(err, views.ErrInvalid) {
-		return errorf(fasthttp.StatusBadRequest, typeIllegalArgument, "%s", strings.TrimPrefix(err.Error(), views.ErrInvalid.Error()+": "))
+		return errorf(fasthttp.StatusBadRequest, typeIllegalArgument, "%s", viewReason(err))
 	}
 	return err
 }
 
 func (s *Server) listViews(r *request) error {
-	if !r.p.CanRead(r.ns) {
-		return forbidden("no read access to namespace %s", r.ns)
-	}
 	var exists bool
 	if err := s.db.QueryRow(r.ctx, `SELECT EXISTS (SELECT 1 FROM `+s.t("ducklake_schema")+` WHERE schema_name = $1 AND end_snapshot IS NULL)`,
 		r.ns).Scan(&exists); err != nil {
@@ -380,7 +331,7 @@ func (s *Server) listViews(r *request) error {
 		return fmt.Errorf("read views: %w", err)
 	}
 	slices.Sort(names)
-	page, next, err := paginate(names, r.ctx.QueryArgs())
+	page, next, err := paginate(names, r.rc.QueryArgs())
 	if err != nil {
 		return err
 	}
@@ -388,13 +339,10 @@ func (s *Server) listViews(r *request) error {
 	for i := range page {
 		out.Identifiers[i] = tableIdentifier{Namespace: []string{r.ns}, Name: &page[i]}
 	}
-	return writeJSON(r.ctx, out)
+	return writeJSON(r.rc, out)
 }
 
 func (s *Server) loadView(r *request, name string) error {
-	if !r.p.CanRead(r.ns) {
-		return forbidden("no read access to namespace %s", r.ns)
-	}
 	v, found, err := s.lookupView(r.ctx, s.db, r.ns, name)
 	if err != nil {
 		return err
@@ -410,9 +358,6 @@ func (s *Server) loadView(r *request, name string) error {
 }
 
 func (s *Server) viewExists(r *request, name string) error {
-	if !r.p.CanRead(r.ns) {
-		return forbidden("no read access to namespace %s", r.ns)
-	}
 	_, found, err := s.lookupView(r.ctx, s.db, r.ns, name)
 	if err != nil {
 		return err
@@ -420,7 +365,7 @@ func (s *Server) viewExists(r *request, name string) error {
 	if !found {
 		return noSuchView(r.ns, name)
 	}
-	r.ctx.SetStatusCode(fasthttp.StatusNoContent)
+	r.rc.SetStatusCode(fasthttp.StatusNoContent)
 	return nil
 }
 
@@ -433,11 +378,8 @@ type createViewRequest struct {
 }
 
 func (s *Server) createView(r *request) error {
-	if !r.p.CanWrite(r.ns) {
-		return forbidden("no write access to namespace %s", r.ns)
-	}
 	var req createViewRequest
-	if err := s.readJSON(r.ctx, &req); err != nil {
+	if err := s.readJSON(r.rc, &req); err != nil {
 		return err
 	}
 	if err := checkName("view", req.Name); err != nil {
@@ -579,11 +521,8 @@ type commitViewRequest struct {
 // it is when the commit runs, after its requirements hold, so a commit
 // that lost a race to another is re-applied rather than refused.
 func (s *Server) replaceView(r *request, name string) error {
-	if !r.p.CanWrite(r.ns) {
-		return forbidden("no write access to namespace %s", r.ns)
-	}
 	var req commitViewRequest
-	if err := s.readJSON(r.ctx, &req); err != nil {
+	if err := s.readJSON(r.rc, &req); err != nil {
 		return err
 	}
 	if req.Updates == nil {
@@ -679,9 +618,6 @@ func (s *Server) replaceView(r *request, name string) error {
 // dropView ends the view's row and tags as DuckDB's DROP VIEW does, and
 // forgets its Iceberg metadata.
 func (s *Server) dropView(r *request, name string) error {
-	if !r.p.CanWrite(r.ns) {
-		return forbidden("no write access to namespace %s", r.ns)
-	}
 	_, err := s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
 		v, found, err := s.lookupView(ctx, tx, r.ns, name)
 		if err != nil {
@@ -706,7 +642,7 @@ func (s *Server) dropView(r *request, name string) error {
 	if err != nil {
 		return err
 	}
-	r.ctx.SetStatusCode(fasthttp.StatusNoContent)
+	r.rc.SetStatusCode(fasthttp.StatusNoContent)
 	return nil
 }
 
@@ -751,6 +687,6 @@ func (s *Server) renameView(r *request) error {
 	if err != nil {
 		return err
 	}
-	r.ctx.SetStatusCode(fasthttp.StatusNoContent)
+	r.rc.SetStatusCode(fasthttp.StatusNoContent)
 	return nil
 }

@@ -136,7 +136,8 @@ func TestNewUUID(t *testing.T) {
 // TestViewRoutes: the view routes dispatch by method and shape before any
 // database work (the handlers' own checks are covered by test/catalog).
 func TestViewRoutes(t *testing.T) {
-	s := &Server{cfg: Config{Name: "lake"}}
+	s := routerServer(t)
+	s.cfg.Dev = true // no token: the dev principal
 	for _, tt := range []struct {
 		method, path string
 		code         int
@@ -149,18 +150,9 @@ func TestViewRoutes(t *testing.T) {
 		{"GET", "/v1/lake/namespaces/s/views/v/x", 404, ""},
 		{"GET", "/v1/lake/namespaces/s/views/%zz", 400, ""},
 	} {
-		var ctx fasthttp.RequestCtx
-		ctx.Request.Header.SetMethod(tt.method)
-		ctx.Request.SetRequestURI(tt.path)
-		seg := [][]byte{}
-		for _, p := range strings.Split(strings.TrimPrefix(tt.path, "/v1/"), "/") {
-			seg = append(seg, []byte(p))
-		}
-		r := request{ctx: &ctx, p: &Principal{}}
-		err := s.route(&r, seg)
-		var e *Error
-		if !errors.As(err, &e) || e.Code != tt.code {
-			t.Errorf("%s %s = %v, want %d", tt.method, tt.path, err, tt.code)
+		ctx := serveRoute(s, tt.method, tt.path, "")
+		if ctx.Response.StatusCode() != tt.code {
+			t.Errorf("%s %s = %d %s, want %d", tt.method, tt.path, ctx.Response.StatusCode(), ctx.Response.Body(), tt.code)
 			continue
 		}
 		if allow := string(ctx.Response.Header.Peek("Allow")); allow != tt.allow {

@@ -34,8 +34,19 @@ const DefaultHistorySize = 10
 // allow. The message after it says why.
 var ErrInvalid = errors.New("invalid view metadata")
 
+// InvalidError is an ErrInvalid with its reason, for callers that word the
+// refusal themselves (errors.As) instead of cutting the error's text.
+type InvalidError struct {
+	Reason string
+}
+
+func (e *InvalidError) Error() string { return ErrInvalid.Error() + ": " + e.Reason }
+
+// Is makes errors.Is(err, ErrInvalid) hold for every InvalidError.
+func (e *InvalidError) Is(target error) bool { return target == ErrInvalid }
+
 func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+	return &InvalidError{Reason: fmt.Sprintf(format, args...)}
 }
 
 // Metadata is a view's metadata document.
@@ -80,7 +91,7 @@ type LogEntry struct {
 func Parse(data []byte) (*Metadata, error) {
 	var md Metadata
 	if err := json.Unmarshal(data, &md); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+		return nil, &InvalidError{Reason: err.Error()}
 	}
 	if err := md.Validate(); err != nil {
 		return nil, err

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
 
@@ -26,6 +27,7 @@ import (
 	"github.com/duckicelake/duckicelake/catalog/rest"
 	"github.com/duckicelake/duckicelake/catalog/revoke"
 	"github.com/duckicelake/duckicelake/export"
+	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/governance/admin"
 	"github.com/duckicelake/duckicelake/governance/engine"
 	"github.com/duckicelake/duckicelake/governance/sqlcheck"
@@ -84,7 +86,7 @@ func (e configError) Unwrap() error { return e.err }
 // keyring's. It builds governance's Authorizer (c.authz), which the gateway
 // asks too, and starts watching governance changes. Close releases
 // everything.
-func openCatalog(ctx context.Context, cfg *config.Config, gatewayURL string, keyring *creds.Keyring, log *zap.Logger) (_ *catalogService, err error) {
+func openCatalog(ctx context.Context, cfg *config.Config, gatewayURL string, keyring *creds.Keyring, reg prometheus.Registerer, audit governance.Sink, log *zap.Logger) (_ *catalogService, err error) {
 	cc := &cfg.Catalog
 	tokenKey, err := cfg.TokenKey()
 	if err != nil {
@@ -152,16 +154,17 @@ func openCatalog(ctx context.Context, cfg *config.Config, gatewayURL string, key
 		Options: materialize.Options{Objects: materialize.NewPositionCache(root, 0)},
 	})
 	c.rest, err = rest.New(ctx, rest.Config{
-		Name:        cc.Name,
-		Schema:      cc.Schema,
-		Dev:         cfg.Dev,
-		TokenKey:    tokenKey,
-		TokenTTL:    cfg.OAuth.TokenTTL,
-		Clients:     clients,
-		GatewayURL:  gatewayURL,
-		Region:      cfg.Gateway.Region,
-		VendTTL:     cc.VendTTL,
-		SnapshotTTL: cc.SnapshotTTL,
+		Name:           cc.Name,
+		Schema:         cc.Schema,
+		Dev:            cfg.Dev,
+		TokenKey:       tokenKey,
+		TokenTTL:       cfg.OAuth.TokenTTL,
+		Clients:        clients,
+		GatewayURL:     gatewayURL,
+		Region:         cfg.Gateway.Region,
+		VendTTL:        cc.VendTTL,
+		SnapshotTTL:    cc.SnapshotTTL,
+		RequestTimeout: cc.RequestTimeout,
 		// Remote signing signs for the gateway; a sign request may name the
 		// upstream's host or a virtual-hosted bucket as the gateway knows them.
 		Signer: rest.SignerConfig{
@@ -176,7 +179,11 @@ func openCatalog(ctx context.Context, cfg *config.Config, gatewayURL string, key
 		Authorizer:   c.authz,
 		Governance: &rest.Governance{Engine: c.authz, Admin: admin.New(c.gov, c.check), Store: c.gov,
 			Exports: c.exports, FailClosed: cfg.Governance.FailClosed},
-		Logger: log,
+		// The catalog's events go where the gateway's do: the JSON audit
+		// log and the Postgres trail (read decisions written synchronously).
+		Audit:   governance.Tee(audit, c.trail),
+		Metrics: reg,
+		Logger:  log,
 	})
 	if err != nil {
 		return nil, err

@@ -138,7 +138,7 @@ func (c credsCommand) mint(args []string) int {
 	fs.Func("grant", "bucket:prefix:access, e.g. lake:data/analytics/:rw (repeatable, at least one)", func(s string) error {
 		g, err := creds.ParseGrant(s)
 		if err != nil {
-			return errors.New(strings.TrimPrefix(err.Error(), "creds: "))
+			return errors.New(creds.Message(err))
 		}
 		grants = append(grants, g)
 		return nil
@@ -443,7 +443,7 @@ func (c credsCommand) keygen(args []string) int {
 	}
 	// NewKeyring checks the id the way loading the configuration will.
 	if _, err := creds.NewKeyring(creds.Key{ID: *id, Secret: secret[:]}); err != nil {
-		return c.usageError(fs, "-id: %s", strings.TrimPrefix(err.Error(), "creds: "))
+		return c.usageError(fs, "-id: %s", creds.Message(err))
 	}
 	if *format == "toml" {
 		fmt.Fprintf(c.stdout, "[[mint.keys]]\nid = %q\nsecret = %q\n", *id, hex.EncodeToString(secret[:]))

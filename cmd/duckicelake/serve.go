@@ -130,7 +130,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer,
 	var cat *catalogService
 	if cfg.Catalog.DSN != "" {
 		octx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		cat, err = openCatalog(octx, cfg, gatewayURL, keyring, logger)
+		cat, err = openCatalog(octx, cfg, gatewayURL, keyring, reg, audit, logger)
 		cancel()
 		if err != nil {
 			ln.Close()
@@ -294,6 +294,7 @@ func gatewayConfig(c *config.Config) gateway.Config {
 		},
 		HeaderReadTimeout: c.Gateway.HeaderReadTimeout,
 		IdleTimeout:       c.Gateway.IdleTimeout,
+		AuthorizeTimeout:  c.Gateway.AuthorizeTimeout,
 		MaxHeaderBytes:    int(c.Gateway.MaxHeaderBytes),
 		MaxConns:          c.Gateway.MaxConnections,
 		MaxConnsPerIP:     c.Gateway.MaxConnectionsPerIP,

@@ -271,6 +271,15 @@ func (w *TrailWriter) Record(ev *governance.Event) {
 	}
 }
 
+// RecordSync implements governance.SyncSink: it writes ev to the trail in
+// its own transaction before returning, for decisions that must be on the
+// trail before their answer is sent.
+func (w *TrailWriter) RecordSync(ctx context.Context, ev *governance.Event) error {
+	q := &queued{at: time.Now()}
+	copyEvent(&q.ev, ev)
+	return w.write(ctx, []*queued{q})
+}
+
 func (w *TrailWriter) drop(n int) {
 	w.dropped.Add(int64(n))
 	if w.opt.OnDrop != nil {

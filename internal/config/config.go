@@ -65,8 +65,11 @@ type Gateway struct {
 	HeaderReadTimeout time.Duration `toml:"header_read_timeout"`
 	IdleTimeout       time.Duration `toml:"idle_timeout"`
 	ShutdownTimeout   time.Duration `toml:"shutdown_timeout"` // how long in-flight requests may finish
-	MaxHeaderBytes    ByteSize      `toml:"max_header_bytes"` // request line and headers
-	MaxConnections    int           `toml:"max_connections"`
+	// AuthorizeTimeout bounds one request's Authorizer call (the policy
+	// store may be Postgres); past it the request is denied, fail closed.
+	AuthorizeTimeout time.Duration `toml:"authorize_timeout"`
+	MaxHeaderBytes   ByteSize      `toml:"max_header_bytes"` // request line and headers
+	MaxConnections   int           `toml:"max_connections"`
 	// MaxConnectionsPerIP bounds the connections one client address (an
 	// IPv6 one by its /64) may hold open; behind a proxy all of them
 	// come from the proxy's address.
@@ -95,6 +98,10 @@ type Catalog struct {
 	// VendTTL is the lifetime of credentials vended with LoadTable (capped
 	// by mint.max_ttl).
 	VendTTL time.Duration `toml:"vend_ttl"`
+	// RequestTimeout bounds one catalog request: every Postgres query, the
+	// Authorizer and materialisation run under a context with this
+	// deadline, also cancelled when the client disconnects.
+	RequestTimeout time.Duration `toml:"request_timeout"`
 	// Eager follows DuckLake commits by LISTEN/NOTIFY: every process learns
 	// of a new snapshot at once, and one elected process materialises the
 	// changed tables before anyone asks.
@@ -218,18 +225,20 @@ func Default() *Config {
 			HeaderReadTimeout:   10 * time.Second,
 			IdleTimeout:         60 * time.Second,
 			ShutdownTimeout:     30 * time.Second,
+			AuthorizeTimeout:    5 * time.Second,
 			MaxHeaderBytes:      16 << 10,
 			MaxConnections:      4096,
 			MaxConnectionsPerIP: 1024,
 			MaxChunkSize:        16 << 20,
 		},
 		Catalog: Catalog{
-			Listen:      "127.0.0.1:8181",
-			Name:        "lake",
-			Schema:      "public",
-			SnapshotTTL: 100 * time.Millisecond,
-			VendTTL:     time.Hour,
-			Eager:       true,
+			Listen:         "127.0.0.1:8181",
+			Name:           "lake",
+			Schema:         "public",
+			SnapshotTTL:    100 * time.Millisecond,
+			VendTTL:        time.Hour,
+			RequestTimeout: 30 * time.Second,
+			Eager:          true,
 		},
 		Upstream: Upstream{
 			Region:          "us-east-1",

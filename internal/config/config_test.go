@@ -121,6 +121,7 @@ func TestEverySetting(t *testing.T) {
 		"gateway.header_read_timeout":    "3s",
 		"gateway.idle_timeout":           "4s",
 		"gateway.shutdown_timeout":       "5s",
+		"gateway.authorize_timeout":      "2s",
 		"gateway.max_header_bytes":       "32KiB",
 		"gateway.max_connections":        "77",
 		"gateway.max_connections_per_ip": "7",
@@ -132,6 +133,7 @@ func TestEverySetting(t *testing.T) {
 		"catalog.data_path":              "s3://lake/data/",
 		"catalog.snapshot_ttl":           "250ms",
 		"catalog.vend_ttl":               "30m",
+		"catalog.request_timeout":        "45s",
 		"catalog.eager":                  "false",
 		"oauth.clients":                  "etl:pw|ns:sales:rw|writer,admin:pw2|*",
 		"oauth.token_key":                testKeyHex,
@@ -161,9 +163,10 @@ func TestEverySetting(t *testing.T) {
 		Gateway: Gateway{Listen: "0.0.0.0:9100", PublicURL: "https://s3.example.com", Region: "eu-central-1",
 			VirtualHostDomains: []string{"s3.example.com", "s3.internal"}, TrustForwarded: true,
 			HeaderReadTimeout: 3 * time.Second, IdleTimeout: 4 * time.Second, ShutdownTimeout: 5 * time.Second,
-			MaxHeaderBytes: 32 << 10, MaxConnections: 77, MaxConnectionsPerIP: 7, MaxChunkSize: 1 << 20},
+			AuthorizeTimeout: 2 * time.Second, MaxHeaderBytes: 32 << 10, MaxConnections: 77, MaxConnectionsPerIP: 7, MaxChunkSize: 1 << 20},
 		Catalog: Catalog{Listen: "[::1]:8282", DSN: "postgres://dl:pw@db.internal:5432/ducklake", Name: "warehouse",
-			Schema: "lake_meta", DataPath: "s3://lake/data/", SnapshotTTL: 250 * time.Millisecond, VendTTL: 30 * time.Minute},
+			Schema: "lake_meta", DataPath: "s3://lake/data/", SnapshotTTL: 250 * time.Millisecond, VendTTL: 30 * time.Minute,
+			RequestTimeout: 45 * time.Second},
 		OAuth: OAuth{Clients: "etl:pw|ns:sales:rw|writer,admin:pw2|*", TokenKey: testKeyHex, TokenTTL: 2 * time.Hour},
 		Upstream: Upstream{Endpoint: "http://127.0.0.1:7070", Region: "fsn1", AccessKey: "backendkey", SecretKey: "backend-secret",
 			PathStyle: false, ConnectTimeout: 6 * time.Second, ResponseTimeout: 7 * time.Second},
@@ -220,6 +223,7 @@ trust_forwarded = true
 header_read_timeout = "3s"
 idle_timeout = "4s"
 shutdown_timeout = "5s"
+authorize_timeout = "2s"
 max_header_bytes = 32768
 max_connections = 77
 max_connections_per_ip = 7
@@ -232,6 +236,7 @@ schema = "lake_meta"
 data_path = "s3://lake/data/"
 snapshot_ttl = "250ms"
 vend_ttl = "30m"
+request_timeout = "45s"
 eager = false
 [oauth]
 clients = "etl:pw|ns:sales:rw|writer,admin:pw2|*"
@@ -362,6 +367,8 @@ func TestValidation(t *testing.T) {
 		{env: map[string]string{"DUCKICELAKE_CATALOG_DATA_PATH": "s3:///data/"}, key: "catalog.data_path", msg: "want s3://bucket/prefix/"},
 		{env: map[string]string{"DUCKICELAKE_CATALOG_SNAPSHOT_TTL": "0s"}, key: "catalog.snapshot_ttl", msg: "must be positive"},
 		{env: map[string]string{"DUCKICELAKE_CATALOG_VEND_TTL": "-1m"}, key: "catalog.vend_ttl", msg: "must be positive"},
+		{env: map[string]string{"DUCKICELAKE_CATALOG_REQUEST_TIMEOUT": "0s"}, key: "catalog.request_timeout", msg: "must be positive"},
+		{env: map[string]string{"DUCKICELAKE_GATEWAY_AUTHORIZE_TIMEOUT": "-1s"}, key: "gateway.authorize_timeout", msg: "must be positive"},
 		{env: map[string]string{"DUCKICELAKE_CATALOG_EAGER": "often"}, key: "catalog.eager", msg: "want true or false"},
 		{env: map[string]string{"DUCKICELAKE_OAUTH_TOKEN_KEY": "abcd"}, key: "oauth.token_key", msg: "at least 32 random bytes"},
 		{env: map[string]string{"DUCKICELAKE_OAUTH_TOKEN_TTL": "0s"}, key: "oauth.token_ttl", msg: "must be positive"},

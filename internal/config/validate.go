@@ -55,6 +55,7 @@ func (c *Config) validate(source map[string]string) error {
 	checkPositive("gateway.header_read_timeout", g.HeaderReadTimeout)
 	checkPositive("gateway.idle_timeout", g.IdleTimeout)
 	checkPositive("gateway.shutdown_timeout", g.ShutdownTimeout)
+	checkPositive("gateway.authorize_timeout", g.AuthorizeTimeout)
 	if g.MaxHeaderBytes < 4<<10 || g.MaxHeaderBytes > 1<<20 {
 		bad("gateway.max_header_bytes", "want 4KiB..1MiB, got %s", g.MaxHeaderBytes)
 	}
@@ -89,6 +90,7 @@ func (c *Config) validate(source map[string]string) error {
 	}
 	checkPositive("catalog.snapshot_ttl", cat.SnapshotTTL)
 	checkPositive("catalog.vend_ttl", cat.VendTTL)
+	checkPositive("catalog.request_timeout", cat.RequestTimeout)
 
 	o := &c.OAuth
 	if o.TokenKey != "" {
@@ -124,7 +126,7 @@ func (c *Config) validate(source map[string]string) error {
 		bad("root.secret_key", "is %d characters, need at least %d", len(r.SecretKey), creds.MinRootSecretLen)
 	default:
 		if _, err := creds.NewRoot(r.AccessKey, string(r.SecretKey)); err != nil {
-			bad("root.access_key", "%s", strings.TrimPrefix(err.Error(), "creds: "))
+			bad("root.access_key", "%s", creds.Message(err))
 		}
 	}
 
@@ -138,11 +140,11 @@ func (c *Config) validate(source map[string]string) error {
 		seen[k.ID] = i
 		secret, err := creds.ParseKeySecret(string(k.Secret))
 		if err != nil {
-			bad(key+".secret", "%s", strings.TrimPrefix(err.Error(), "creds: "))
+			bad(key+".secret", "%s", creds.Message(err))
 			continue
 		}
 		if _, err := creds.NewKeyring(creds.Key{ID: k.ID, Secret: secret}); err != nil {
-			bad(key+".id", "%s", strings.TrimPrefix(err.Error(), "creds: "))
+			bad(key+".id", "%s", creds.Message(err))
 		}
 	}
 	checkPositive("mint.max_ttl", m.MaxTTL)
@@ -250,13 +252,13 @@ func (c *Config) Keyring() (*creds.Keyring, error) {
 	for i, k := range c.Mint.Keys {
 		secret, err := creds.ParseKeySecret(string(k.Secret))
 		if err != nil {
-			return nil, &Error{Key: fmt.Sprintf("mint.keys[%d].secret", i), Msg: strings.TrimPrefix(err.Error(), "creds: ")}
+			return nil, &Error{Key: fmt.Sprintf("mint.keys[%d].secret", i), Msg: creds.Message(err)}
 		}
 		keys[i] = creds.Key{ID: k.ID, Secret: secret}
 	}
 	k, err := creds.NewKeyring(keys[0], keys[1:]...)
 	if err != nil {
-		return nil, &Error{Key: "mint.keys", Msg: strings.TrimPrefix(err.Error(), "creds: ")}
+		return nil, &Error{Key: "mint.keys", Msg: creds.Message(err)}
 	}
 	k.MaxTTL, k.DefaultTTL = c.Mint.MaxTTL, c.Mint.DefaultTTL
 	return k, nil
@@ -270,7 +272,7 @@ func (c *Config) RootCredential() (*creds.Root, error) {
 	}
 	r, err := creds.NewRoot(c.Root.AccessKey, string(c.Root.SecretKey))
 	if err != nil {
-		return nil, &Error{Key: "root", Msg: strings.TrimPrefix(err.Error(), "creds: ")}
+		return nil, &Error{Key: "root", Msg: creds.Message(err)}
 	}
 	return r, nil
 }

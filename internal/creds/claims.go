@@ -44,7 +44,7 @@ func (a Access) String() string {
 // list without read.
 func ParseAccess(s string) (Access, error) {
 	if s == "" {
-		return 0, fmt.Errorf("creds: access is empty; use letters r (read+list), w (write), l (list)")
+		return 0, failf("access is empty; use letters r (read+list), w (write), l (list)")
 	}
 	var a Access
 	for _, c := range s {
@@ -57,7 +57,7 @@ func ParseAccess(s string) (Access, error) {
 		case 'l':
 			bit = List
 		default:
-			return 0, fmt.Errorf("creds: access %q: unknown letter %q; use r (read+list), w (write), l (list)", s, c)
+			return 0, failf("access %q: unknown letter %q; use r (read+list), w (write), l (list)", s, c)
 		}
 		a |= bit
 	}
@@ -86,16 +86,16 @@ func ParseGrant(s string) (Grant, error) {
 	first := strings.IndexByte(s, ':')
 	last := strings.LastIndexByte(s, ':')
 	if first < 0 || first == last {
-		return Grant{}, fmt.Errorf("creds: grant %q: want bucket:prefix:access, e.g. lake:data/analytics/:rw", s)
+		return Grant{}, failf("grant %q: want bucket:prefix:access, e.g. lake:data/analytics/:rw", s)
 	}
 	g := Grant{Bucket: s[:first], Prefix: s[first+1 : last]}
 	a, err := ParseAccess(s[last+1:])
 	if err != nil {
-		return Grant{}, fmt.Errorf("creds: grant %q: %w", s, err)
+		return Grant{}, failf("grant %q: %w", s, err)
 	}
 	g.Access = a
 	if err := g.validate(); err != nil {
-		return Grant{}, fmt.Errorf("creds: grant %q: %w", s, err)
+		return Grant{}, failf("grant %q: %w", s, err)
 	}
 	return g, nil
 }

@@ -1,6 +1,9 @@
 package creds
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Errors callers branch on. Verification returns one of these (possibly
 // wrapped with detail); a gateway answers ErrExpired with ExpiredToken and
@@ -35,3 +38,29 @@ type malformed string
 
 func (m malformed) Error() string        { return ErrMalformedToken.Error() + ": " + string(m) }
 func (m malformed) Is(target error) bool { return target == ErrMalformedToken }
+
+// Error is an error of this package that callers word under their own name
+// (a configuration key, a flag): Msg is the message without the "creds: "
+// prefix the error's text carries.
+type Error struct {
+	Msg string
+	err error // what it wraps
+}
+
+func (e *Error) Error() string { return "creds: " + e.Msg }
+func (e *Error) Unwrap() error { return e.err }
+
+// failf is an *Error from a format (with %w, it wraps).
+func failf(format string, args ...any) error {
+	w := fmt.Errorf(format, args...)
+	return &Error{Msg: w.Error(), err: errors.Unwrap(w)}
+}
+
+// Message is err's text without the package prefix when err is an *Error,
+// else its text.
+func Message(err error) string {
+	if e, ok := err.(*Error); ok {
+		return e.Msg
+	}
+	return err.Error()
+}

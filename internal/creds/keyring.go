@@ -48,10 +48,10 @@ func ParseKeySecret(s string) ([]byte, error) {
 		b, err = decodeBase64(s)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("creds: minting key secret is neither hex nor base64")
+		return nil, failf("minting key secret is neither hex nor base64")
 	}
 	if len(b) < MinKeyLen {
-		return nil, fmt.Errorf("creds: minting key secret is %d bytes, need at least %d (e.g. `openssl rand -hex 32`)", len(b), MinKeyLen)
+		return nil, failf("minting key secret is %d bytes, need at least %d (e.g. `openssl rand -hex 32`)", len(b), MinKeyLen)
 	}
 	return b, nil
 }
@@ -172,13 +172,13 @@ func NewKeyring(active Key, others ...Key) (*Keyring, error) {
 	k := &Keyring{keys: make(map[string]*keyState, 1+len(others))}
 	for _, key := range append([]Key{active}, others...) {
 		if !validKeyID(key.ID) {
-			return nil, fmt.Errorf("creds: key id %q: want 1..%d characters of [A-Za-z0-9._-]", key.ID, MaxKeyIDLen)
+			return nil, failf("key id %q: want 1..%d characters of [A-Za-z0-9._-]", key.ID, MaxKeyIDLen)
 		}
 		if len(key.Secret) < MinKeyLen {
-			return nil, fmt.Errorf("creds: key %q: secret is %d bytes, need at least %d", key.ID, len(key.Secret), MinKeyLen)
+			return nil, failf("key %q: secret is %d bytes, need at least %d", key.ID, len(key.Secret), MinKeyLen)
 		}
 		if k.keys[key.ID] != nil {
-			return nil, fmt.Errorf("creds: key id %q appears twice", key.ID)
+			return nil, failf("key id %q appears twice", key.ID)
 		}
 		ks := newKeyState(key)
 		k.keys[key.ID] = ks
@@ -234,7 +234,7 @@ func (k *Keyring) Mint(c Claims) (Minted, error) {
 		r = rand.Reader
 	}
 	if _, err := io.ReadFull(r, vend[:]); err != nil {
-		return Minted{}, fmt.Errorf("creds: vend id: %w", err)
+		return Minted{}, failf("vend id: %w", err)
 	}
 	c.IssuedAt, c.Expiry, c.VendID = iat, exp, hex.EncodeToString(vend[:])
 	if c.Actor == "" {

@@ -2,7 +2,6 @@ package creds
 
 import (
 	"crypto/subtle"
-	"fmt"
 )
 
 // MinRootSecretLen is the shortest operator root secret accepted.
@@ -22,19 +21,19 @@ type Root struct {
 // secret is at least MinRootSecretLen characters.
 func NewRoot(accessKeyID, secretAccessKey string) (*Root, error) {
 	if len(accessKeyID) < 3 || len(accessKeyID) > 128 {
-		return nil, fmt.Errorf("creds: root access key id is %d characters, want 3..128", len(accessKeyID))
+		return nil, failf("root access key id is %d characters, want 3..128", len(accessKeyID))
 	}
 	for i := 0; i < len(accessKeyID); i++ {
 		c := accessKeyID[i]
 		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
-			return nil, fmt.Errorf("creds: root access key id %q: want letters and digits only", accessKeyID)
+			return nil, failf("root access key id %q: want letters and digits only", accessKeyID)
 		}
 	}
 	if len(accessKeyID) == AccessKeyIDLen && accessKeyID[:len(akPrefix)] == akPrefix {
-		return nil, fmt.Errorf("creds: root access key id %q has the shape of a minted key id (%s…, %d characters)", accessKeyID, akPrefix, AccessKeyIDLen)
+		return nil, failf("root access key id %q has the shape of a minted key id (%s…, %d characters)", accessKeyID, akPrefix, AccessKeyIDLen)
 	}
 	if len(secretAccessKey) < MinRootSecretLen {
-		return nil, fmt.Errorf("creds: root secret access key is %d characters, need at least %d", len(secretAccessKey), MinRootSecretLen)
+		return nil, failf("root secret access key is %d characters, need at least %d", len(secretAccessKey), MinRootSecretLen)
 	}
 	return &Root{accessKeyID: []byte(accessKeyID), secret: []byte(secretAccessKey)}, nil
 }

@@ -19,7 +19,7 @@ import (
 // TestIcebergGoAppends: iceberg-go's REST catalog, with the credentials
 // the catalog vends, creates a table and appends to it twice (the second
 // time on a head DuckDB moved); DuckDB reads every row. iceberg-go's
-// equality deletes are refused with 501: DuckLake has none. A format
+// equality deletes are refused with 406: DuckLake has none. A format
 // version 3 table takes iceberg-go's v3 manifests too.
 func TestIcebergGoAppends(t *testing.T) {
 	ns := "wg" + randomHex(4)
@@ -104,7 +104,7 @@ func TestIcebergGoAppends(t *testing.T) {
 		_, err = txn.Commit(ctx)
 	}
 	if err == nil || !strings.Contains(err.Error(), "equality") {
-		t.Errorf("equality deletes: %v, want the catalog's 501", err)
+		t.Errorf("equality deletes: %v, want the catalog's 406", err)
 	}
 	if n := env.duck("SELECT count(*) FROM l." + ns + ".g")[0][0][0]; n != 80.0 {
 		t.Errorf("after the refused delete DuckDB reads %v rows", n)

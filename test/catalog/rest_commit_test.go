@@ -212,12 +212,12 @@ func TestCommitCreateTable(t *testing.T) {
 	}{
 		"again":             {createBody("orders"), 409, "AlreadyExistsException"},
 		"reserved property": {map[string]any{"name": "x", "schema": createBody("x")["schema"], "properties": map[string]string{"duckicelake.format-version": "3"}}, 403, "ForbiddenException"},
-		"fixed column":      {map[string]any{"name": "x", "schema": map[string]any{"type": "struct", "fields": []any{map[string]any{"id": 1, "name": "f", "required": false, "type": "fixed[4]"}}}}, 501, "UnsupportedOperationException"},
+		"fixed column":      {map[string]any{"name": "x", "schema": map[string]any{"type": "struct", "fields": []any{map[string]any{"id": 1, "name": "f", "required": false, "type": "fixed[4]"}}}}, 406, "UnsupportedOperationException"},
 		"void transform": {map[string]any{"name": "x", "schema": createBody("x")["schema"], "partition-spec": map[string]any{"fields": []any{
-			map[string]any{"source-id": 1, "field-id": 1000, "name": "v", "transform": "void"}}}}, 501, "UnsupportedOperationException"},
+			map[string]any{"source-id": 1, "field-id": 1000, "name": "v", "transform": "void"}}}}, 406, "UnsupportedOperationException"},
 		"location elsewhere": {map[string]any{"name": "x", "schema": createBody("x")["schema"], "location": "s3://lake/data/hr/x"}, 403, "ForbiddenException"},
-		"format version 4":   {map[string]any{"name": "x", "schema": createBody("x")["schema"], "properties": map[string]string{"format-version": "4"}}, 501, "UnsupportedOperationException"},
-		"format version 1":   {map[string]any{"name": "x", "schema": createBody("x")["schema"], "properties": map[string]string{"format-version": "1"}}, 501, "UnsupportedOperationException"},
+		"format version 4":   {map[string]any{"name": "x", "schema": createBody("x")["schema"], "properties": map[string]string{"format-version": "4"}}, 406, "UnsupportedOperationException"},
+		"format version 1":   {map[string]any{"name": "x", "schema": createBody("x")["schema"], "properties": map[string]string{"format-version": "1"}}, 406, "UnsupportedOperationException"},
 		"no schema":          {map[string]any{"name": "x"}, 400, "BadRequestException"},
 	} {
 		r := env.do("POST", "/v1/lake/namespaces/sales/tables", tok, c.body)
@@ -280,7 +280,7 @@ func setProps(kv ...string) map[string]any {
 
 // TestCommitRequirements: each assert-* is checked against the metadata
 // LoadTable serves; a mismatch is 409 CommitFailedException and changes
-// nothing. Updates DuckLake cannot hold answer 501, reserved properties 403.
+// nothing. Updates DuckLake cannot hold answer 406, reserved properties 403.
 func TestCommitRequirements(t *testing.T) {
 	env := newRestEnv(t)
 	env.duck("CREATE SCHEMA l.sales", "CREATE TABLE l.sales.orders (id BIGINT, v VARCHAR)",
@@ -377,12 +377,12 @@ func TestCommitRequirements(t *testing.T) {
 	}{
 		"reserved property":     {setProps("duckicelake.format-version", "3"), 403, "ForbiddenException"},
 		"remove reserved":       {map[string]any{"action": "remove-properties", "removals": []string{"duckicelake.x"}}, 403, "ForbiddenException"},
-		"set-location":          {map[string]any{"action": "set-location", "location": "s3://lake/elsewhere"}, 501, "UnsupportedOperationException"},
+		"set-location":          {map[string]any{"action": "set-location", "location": "s3://lake/elsewhere"}, 406, "UnsupportedOperationException"},
 		"remove current":        {map[string]any{"action": "remove-snapshots", "snapshot-ids": []int64{main}}, 400, "BadRequestException"},
-		"upgrade to 4":          {map[string]any{"action": "upgrade-format-version", "format-version": 4}, 501, "UnsupportedOperationException"},
-		"rollback main":         {map[string]any{"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": main - 1}, 501, "UnsupportedOperationException"},
+		"upgrade to 4":          {map[string]any{"action": "upgrade-format-version", "format-version": 4}, 406, "UnsupportedOperationException"},
+		"rollback main":         {map[string]any{"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": main - 1}, 406, "UnsupportedOperationException"},
 		"unknown action":        {map[string]any{"action": "make-it-so"}, 400, "BadRequestException"},
-		"void transform":        {map[string]any{"action": "add-spec", "spec": map[string]any{"fields": []any{map[string]any{"source-id": 1, "field-id": 1000, "name": "v", "transform": "void"}}}}, 501, "UnsupportedOperationException"},
+		"void transform":        {map[string]any{"action": "add-spec", "spec": map[string]any{"fields": []any{map[string]any{"source-id": 1, "field-id": 1000, "name": "v", "transform": "void"}}}}, 406, "UnsupportedOperationException"},
 		"manifest list outside": {map[string]any{"action": "add-snapshot", "snapshot": map[string]any{"snapshot-id": 5, "timestamp-ms": 1, "manifest-list": "s3://lake/data/hr/x/snap.avro", "summary": map[string]string{"operation": "append"}}}, 403, "ForbiddenException"},
 	} {
 		before := env.snapshotCount(t)

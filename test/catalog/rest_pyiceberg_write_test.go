@@ -137,7 +137,7 @@ func TestPyIcebergWriteLifecycle(t *testing.T) {
 	if got.AppendAfterDuckDB < 1 {
 		t.Errorf("PyIceberg's append on a head DuckDB moved got %d conflicts, want at least one (then a retry)", got.AppendAfterDuckDB)
 	}
-	if !strings.HasPrefix(got.DeleteInlined, "NotImplementedError") || !strings.Contains(got.DeleteInlined, "inlined") || got.InlinedRows != 2 {
+	if !strings.HasPrefix(got.DeleteInlined, "UnsupportedOperationException") || !strings.Contains(got.DeleteInlined, "inlined") || got.InlinedRows != 2 {
 		t.Errorf("deleting inlined rows: %s (%d rows left)", got.DeleteInlined, got.InlinedRows)
 	}
 	// The DuckLake rows are what DuckDB writes: file ids from next_file_id,

@@ -1,0 +1,72 @@
+package rest
+
+import (
+	"context"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/duckicelake/duckicelake/governance"
+)
+
+// audited reports whether a route's requests are audit events: reads that
+// hand out table metadata or storage access (LoadTable, vending, remote
+// signatures) and every change (DDL, commits).
+func audited(a governance.Action) bool {
+	switch a {
+	case governance.ActionLoadTable, governance.ActionLoadCredentials, governance.ActionSignRequest:
+		return true
+	}
+	return a.IsWrite() && a != governance.ActionAdminGovernance // governance authoring has its own trail
+}
+
+// mustBeDurable reports whether an event must be on the trail before the
+// answer goes out: the decisions of reads that disclose (LoadTable,
+// vending, signatures) and every denial.
+func mustBeDurable(a governance.Action, d governance.Outcome) bool {
+	return d == governance.OutcomeDeny || a == governance.ActionLoadTable ||
+		a == governance.ActionLoadCredentials || a == governance.ActionSignRequest
+}
+
+// audit records r's event when its route is audited, once the handler has
+// answered and before fasthttp writes the answer. When an event that must
+// be durable cannot be written, the answer becomes a 503: a read the trail
+// does not know of is not served (fail closed).
+func (s *Server) audit(r *request, rt *route, start time.Time) {
+	if rt == nil || rt.public || !audited(rt.action) || s.sink == nil {
+		return
+	}
+	status := r.rc.Response.StatusCode()
+	ev := governance.Event{
+		Source: governance.SourceCatalog, RequestID: r.rc.Request.Header.Peek("X-Request-Id"),
+		Remote: []byte(r.rc.RemoteAddr().String()), Method: r.rc.Method(), Action: rt.action.String(),
+		Channel: governance.ChannelREST, Namespace: r.ns, Table: r.table, View: r.view,
+		Status: status, Latency: s.now().Sub(start),
+	}
+	if r.p != nil {
+		ev.Principal, ev.Actor = r.p.Subject, governance.ActorHuman
+	}
+	switch {
+	case status < 400:
+		ev.Decision = governance.OutcomeAllow
+	case status == 401 || status == 403:
+		ev.Decision = governance.OutcomeDeny
+	}
+	if r.err != nil {
+		ev.Error, ev.Reason = r.err.Type, r.err.Message
+	}
+	if !mustBeDurable(rt.action, ev.Decision) {
+		s.sink.Record(&ev)
+		return
+	}
+	// The request's own context may be spent (its deadline, a client gone):
+	// the trail gets its own bound.
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.RequestTimeout)
+	defer cancel()
+	if err := governance.RecordSync(ctx, s.sink, &ev); err != nil {
+		s.log.Error("catalog: audit event not written; the answer is withheld", zap.String("route", rt.pattern), zap.Error(err))
+		if status < 400 {
+			s.writeErrorFor(r.rc, r, errorf(503, TypeServiceUnavailable, "the audit trail is unavailable; retry later"))
+		}
+	}
+}

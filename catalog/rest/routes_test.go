@@ -1,0 +1,186 @@
+package rest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+	"go.uber.org/zap"
+
+	"github.com/duckicelake/duckicelake/governance"
+)
+
+// routerServer is a Server with the route table and no database: enough for
+// every answer the router gives before a handler reaches Postgres.
+func routerServer(t *testing.T) *Server {
+	t.Helper()
+	m, err := newRouteMetrics(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Server{cfg: Config{Name: "lake", TokenTTL: time.Hour, RequestTimeout: time.Minute}, routes: routeTable(), metrics: m,
+		log: zap.NewNop(), now: time.Now, tokenKey: []byte(strings.Repeat("k", 32)), tokens: tokenCache{max: 16}}
+}
+
+func serveRoute(s *Server, method, path, token string) *fasthttp.RequestCtx {
+	var ctx fasthttp.RequestCtx
+	ctx.Request.Header.SetMethod(method)
+	ctx.Request.SetRequestURI(path)
+	if token != "" {
+		ctx.Request.Header.Set("Authorization", "Bearer "+token)
+	}
+	s.Handler(&ctx)
+	return &ctx
+}
+
+func errorType(t *testing.T, ctx *fasthttp.RequestCtx) string {
+	t.Helper()
+	var e errorResponse
+	if err := json.Unmarshal(ctx.Response.Body(), &e); err != nil {
+		t.Fatalf("not an ErrorModel: %q", ctx.Response.Body())
+	}
+	return e.Error.Type
+}
+
+// TestRouteTableEndpoints: /v1/config's endpoints are the table's enabled
+// spec routes, so a route that is off is neither listed nor served.
+func TestRouteTableEndpoints(t *testing.T) {
+	s := routerServer(t)
+	got := s.endpoints()
+	for _, off := range []string{
+		"GET /v1/{prefix}/namespaces/{namespace}/tables/{table}",       // no materializer
+		"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/sign", // no signer
+		"POST /v1/{prefix}/namespaces/{namespace}/register-view",       // no object store
+	} {
+		if slices.Contains(got, off) {
+			t.Errorf("endpoints list %q, which this catalog does not serve", off)
+		}
+	}
+	for _, on := range []string{"GET /v1/{prefix}/namespaces", "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}", "POST /v1/{prefix}/views/rename"} {
+		if !slices.Contains(got, on) {
+			t.Errorf("endpoints lack %q", on)
+		}
+	}
+	s.mat = Materialized(nil)
+	if !slices.Contains(s.endpoints(), "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}") {
+		t.Error("with a materializer, LoadTable is not listed")
+	}
+	for i := range s.routes {
+		r := &s.routes[i]
+		if !r.public && r.handle != nil && r.action == governance.ActionUnknown {
+			t.Errorf("%s %s has no action", r.method, r.pattern)
+		}
+	}
+}
+
+// TestRouterRefusals: what the router answers before any handler runs —
+// authentication, unknown and disabled routes, names Postgres cannot hold,
+// and the token's scope (the one authorisation call).
+func TestRouterRefusals(t *testing.T) {
+	s := routerServer(t)
+	tok := func(scopes ...string) string {
+		tk, _, err := s.issueToken("u", scopes, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tk
+	}
+	all, readSales := tok("*"), tok("ns:sales:r")
+	for _, tt := range []struct {
+		name, method, path, token string
+		code                      int
+		typ                       string
+	}{
+		{"no token", "GET", "/v1/lake/namespaces", "", 401, TypeNotAuthorized},
+		{"no token, unknown route", "GET", "/v1/nowhere", "", 401, TypeNotAuthorized},
+		{"unknown route", "GET", "/v1/nowhere", all, 404, TypeNotFound},
+		{"too deep", "GET", "/v1/a/b/c/d/e/f/g/h/i", all, 404, TypeNotFound},
+		{"other prefix", "GET", "/v1/other/namespaces", all, 404, TypeNoSuchWarehouse},
+		{"LoadTable without a materializer", "GET", "/v1/lake/namespaces/sales/tables/t", all, 406, TypeUnsupported},
+		{"plan is not served", "POST", "/v1/lake/namespaces/sales/tables/t/plan", all, 406, TypeUnsupported},
+		{"sign without a signer", "POST", "/v1/lake/namespaces/sales/tables/t/sign", all, 406, TypeUnsupported},
+		{"governance off", "GET", "/v1/lake/governance/tags", all, 406, TypeUnsupported},
+		{"NUL in a namespace", "GET", "/v1/lake/namespaces/sa%00les", all, 400, TypeBadRequest},
+		{"invalid UTF-8 namespace", "GET", "/v1/lake/namespaces/%FF", all, 400, TypeBadRequest},
+		{"NUL in a table", "DELETE", "/v1/lake/namespaces/sales/tables/t%00", all, 400, TypeBadRequest},
+		{"invalid UTF-8 view", "GET", "/v1/lake/namespaces/sales/views/%C3%28", all, 400, TypeBadRequest},
+		{"read scope may not write", "DELETE", "/v1/lake/namespaces/sales/tables/t", readSales, 403, TypeForbidden},
+		{"read scope on another namespace", "GET", "/v1/lake/namespaces/hr/tables", readSales, 403, TypeForbidden},
+		{"create namespace needs every namespace", "POST", "/v1/lake/namespaces", readSales, 403, TypeForbidden},
+		{"drop namespace needs every namespace", "DELETE", "/v1/lake/namespaces/sales", tok("ns:sales:rw"), 403, TypeForbidden},
+		{"views need read", "GET", "/v1/lake/namespaces/hr/views/v", readSales, 403, TypeForbidden},
+		{"register-view needs write (before the missing object store)", "POST", "/v1/lake/namespaces/sales/register-view", readSales, 403, TypeForbidden},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := serveRoute(s, tt.method, tt.path, tt.token)
+			if ctx.Response.StatusCode() != tt.code || errorType(t, ctx) != tt.typ {
+				t.Errorf("%s %s = %d %s, want %d %s", tt.method, tt.path, ctx.Response.StatusCode(), ctx.Response.Body(), tt.code, tt.typ)
+			}
+		})
+	}
+}
+
+// TestCheckProperties: NUL bytes or invalid UTF-8 in a property key or
+// value are a 400 before Postgres sees them.
+func TestCheckProperties(t *testing.T) {
+	for _, bad := range []struct {
+		props map[string]string
+		keys  []string
+	}{
+		{props: map[string]string{"a\x00": "v"}},
+		{props: map[string]string{"a": "v\x00"}},
+		{props: map[string]string{"\xff": "v"}},
+		{keys: []string{"k\x00"}},
+	} {
+		err := checkProperties(bad.props, bad.keys)
+		if e := (*Error)(nil); err == nil || !errors.As(err, &e) || e.Code != 400 {
+			t.Errorf("checkProperties(%q, %q) = %v, want a 400", bad.props, bad.keys, err)
+		}
+	}
+	if err := checkProperties(map[string]string{"owner": "ünï"}, []string{"x"}); err != nil {
+		t.Errorf("checkProperties refused good text: %v", err)
+	}
+}
+
+// syncRecorder records events, noting which came through RecordSync.
+type syncRecorder struct {
+	events []governance.Event
+	sync   []bool
+}
+
+func (s *syncRecorder) Record(ev *governance.Event) {
+	s.events, s.sync = append(s.events, *ev), append(s.sync, false)
+}
+
+func (s *syncRecorder) RecordSync(_ context.Context, ev *governance.Event) error {
+	s.events, s.sync = append(s.events, *ev), append(s.sync, true)
+	return nil
+}
+
+// TestAuditEvents: an audited route's refusal is one event, written
+// durably (RecordSync) since it is a denial; a route that is not audited
+// (a namespace listing) records none.
+func TestAuditEvents(t *testing.T) {
+	s := routerServer(t)
+	rec := &syncRecorder{}
+	s.sink = rec
+	tk, _, err := s.issueToken("bob", []string{"ns:sales:r"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveRoute(s, "DELETE", "/v1/lake/namespaces/sales/tables/orders", tk)
+	serveRoute(s, "GET", "/v1/lake/namespaces/hr/tables", tk)
+	if len(rec.events) != 1 {
+		t.Fatalf("%d events, want 1: %+v", len(rec.events), rec.events)
+	}
+	ev := rec.events[0]
+	if !rec.sync[0] || ev.Action != "DropTable" || ev.Principal != "bob" || ev.Namespace != "sales" || ev.Table != "orders" ||
+		ev.Decision != governance.OutcomeDeny || ev.Status != 403 || ev.Error != TypeForbidden || ev.Source != governance.SourceCatalog {
+		t.Errorf("event %+v (sync %v)", ev, rec.sync[0])
+	}
+}
