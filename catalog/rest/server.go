@@ -14,6 +14,7 @@ import (
 
 	"github.com/duckicelake/duckicelake/catalog/commit"
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
+	"github.com/duckicelake/duckicelake/catalog/oauth"
 	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/internal/creds"
 	"github.com/duckicelake/duckicelake/internal/objstore"
@@ -65,6 +66,9 @@ type Deps struct {
 	// Governance enforces and authors tags, masks, row policies, roles and
 	// grants; nil serves no governance routes and governs nothing.
 	Governance *Governance
+	// Audit receives the token endpoint's events (issued and refused
+	// tokens); nil discards them.
+	Audit governance.Sink
 	// Logger receives errors; nil discards them.
 	Logger *zap.Logger
 	// Now is the clock; nil is time.Now.
@@ -85,9 +89,7 @@ type Server struct {
 	log     *zap.Logger
 	now     func() time.Time
 
-	tokenKey []byte
-	clients  map[string]*Client
-	tokens   tokenCache
+	auth *oauth.Server // the token endpoint and token verification
 
 	dataPath string // the catalog's data path, "s3://lake/data/"
 	schema   string // quoted Postgres schema of the catalog tables
@@ -115,17 +117,15 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		return nil, errors.New("rest: no database")
 	}
 	s := &Server{
-		cfg:      cfg,
-		db:       deps.DB,
-		reader:   ducklake.NewReader(deps.DB, cfg.Schema),
-		mat:      deps.Materializer,
-		keyring:  deps.Keyring,
-		objects:  deps.Objects,
-		gov:      deps.Governance,
-		log:      deps.Logger,
-		now:      deps.Now,
-		tokenKey: cfg.TokenKey,
-		clients:  make(map[string]*Client, len(cfg.Clients)),
+		cfg:     cfg,
+		db:      deps.DB,
+		reader:  ducklake.NewReader(deps.DB, cfg.Schema),
+		mat:     deps.Materializer,
+		keyring: deps.Keyring,
+		objects: deps.Objects,
+		gov:     deps.Governance,
+		log:     deps.Logger,
+		now:     deps.Now,
 	}
 	if s.log == nil {
 		s.log = zap.NewNop()
@@ -138,17 +138,19 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		schema = ducklake.DefaultSchema
 	}
 	s.schema = pgx.Identifier{schema}.Sanitize()
-	if len(s.tokenKey) == 0 {
+	tokenKey := cfg.TokenKey
+	if len(tokenKey) == 0 {
 		// Dev mode without a key: tokens are valid for this process only.
-		s.tokenKey = make([]byte, 32)
-		if _, err := rand.Read(s.tokenKey); err != nil {
+		tokenKey = make([]byte, 32)
+		if _, err := rand.Read(tokenKey); err != nil {
 			return nil, fmt.Errorf("rest: token key: %w", err)
 		}
 	}
-	for i := range cfg.Clients {
-		s.clients[cfg.Clients[i].ID] = &cfg.Clients[i]
+	auth, err := newAuth(&cfg, tokenKey, &deps)
+	if err != nil {
+		return nil, fmt.Errorf("rest: %w", err)
 	}
-	s.tokens.max = 16384
+	s.auth = auth
 	signer, err := newRemoteSigner(&cfg, deps.Keyring, deps.Authorizer, s.log)
 	if err != nil {
 		return nil, err

@@ -149,12 +149,18 @@ func openCatalog(ctx context.Context, cfg *config.Config, gatewayURL string, key
 		Options: materialize.Options{Objects: materialize.NewPositionCache(root, 0)},
 	})
 	c.rest, err = rest.New(ctx, rest.Config{
-		Name:        cc.Name,
-		Schema:      cc.Schema,
-		Dev:         cfg.Dev,
-		TokenKey:    tokenKey,
-		TokenTTL:    cfg.OAuth.TokenTTL,
-		Clients:     clients,
+		Name:       cc.Name,
+		Schema:     cc.Schema,
+		Dev:        cfg.Dev,
+		TokenKey:   tokenKey,
+		TokenTTL:   cfg.OAuth.TokenTTL,
+		SessionTTL: cfg.OAuth.SessionTTL,
+		Clients:    clients,
+
+		MaxAuthFailuresPerClient: cfg.OAuth.MaxFailuresPerClient,
+		MaxAuthFailuresPerIP:     cfg.OAuth.MaxFailuresPerIP,
+		AuthFailureWindow:        cfg.OAuth.FailureWindow,
+
 		GatewayURL:  gatewayURL,
 		Region:      cfg.Gateway.Region,
 		VendTTL:     cc.VendTTL,
@@ -173,6 +179,8 @@ func openCatalog(ctx context.Context, cfg *config.Config, gatewayURL string, key
 		Authorizer:   c.authz,
 		Governance: &rest.Governance{Engine: c.authz, Admin: admin.New(c.gov, c.check), Store: c.gov,
 			Exports: c.exports, FailClosed: cfg.Governance.FailClosed},
+		// Token requests, issued and refused, go to the audit trail.
+		Audit:  c.trail,
 		Logger: log,
 	})
 	if err != nil {
