@@ -2,6 +2,7 @@ package rest
 
 import (
 	"encoding/json"
+	"fmt"
 	"net"
 	"strconv"
 	"sync/atomic"
@@ -80,6 +81,14 @@ func (l *Listener) ConnState(c net.Conn, st fasthttp.ConnState) {
 	switch st {
 	case fasthttp.StateClosed, fasthttp.StateHijacked:
 		l.Limiter.Release(c)
+	}
+}
+
+// Printf is fasthttp's Logger: its messages (connection errors, already
+// answered by ErrorHandler) go to the log at debug level.
+func (l *Listener) Printf(format string, args ...any) {
+	if ce := l.Log.Check(zap.DebugLevel, "catalog: fasthttp"); ce != nil {
+		ce.Write(zap.String("detail", fmt.Sprintf(format, args...)))
 	}
 }
 
