@@ -87,6 +87,7 @@ type Server struct {
 	commits *commit.Catalog
 	objects objstore.Store // nil: no register, no purge, no view metadata files
 	log     *zap.Logger
+	audit   governance.Sink // refusals the handlers audit themselves
 	now     func() time.Time
 
 	auth *oauth.Server // the token endpoint and token verification
@@ -129,6 +130,9 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 	}
 	if s.log == nil {
 		s.log = zap.NewNop()
+	}
+	if s.audit = deps.Audit; s.audit == nil {
+		s.audit = governance.Discard
 	}
 	if s.now == nil {
 		s.now = time.Now
