@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/duckicelake/duckicelake/governance"
+	"github.com/duckicelake/duckicelake/internal/httplimit"
 	"github.com/duckicelake/duckicelake/internal/s3proto"
 )
 
@@ -26,7 +27,7 @@ type Metrics struct {
 	// request should not pay for that.
 	latencyByOp [s3proto.NumOps]prometheus.Observer
 	upstreamErr [upstreamErrEnd]prometheus.Counter
-	refused     [refusalEnd]prometheus.Counter
+	refused     [httplimit.RefusalEnd]prometheus.Counter
 
 	mu       sync.RWMutex
 	counters map[requestKey]prometheus.Counter
@@ -99,8 +100,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	for k := range upstreamErrEnd {
 		m.upstreamErr[k] = m.upstreamErrors.WithLabelValues(upstreamErrNames[k])
 	}
-	for r := range refusalEnd {
-		m.refused[r] = m.refusedConns.WithLabelValues(refusalNames[r])
+	for r := range httplimit.RefusalEnd {
+		m.refused[r] = m.refusedConns.WithLabelValues(r.String())
 	}
 	return m, nil
 }
@@ -138,4 +139,4 @@ func (m *Metrics) counter(k requestKey) prometheus.Counter {
 
 func (m *Metrics) upstreamError(kind upstreamErrKind) { m.upstreamErr[kind].Inc() }
 
-func (m *Metrics) connRefused(r refusal) { m.refused[r].Inc() }
+func (m *Metrics) connRefused(r httplimit.Refusal) { m.refused[r].Inc() }

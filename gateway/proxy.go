@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/duckicelake/duckicelake/governance"
+	"github.com/duckicelake/duckicelake/internal/httplimit"
 	"github.com/duckicelake/duckicelake/internal/s3proto"
 	"github.com/duckicelake/duckicelake/sigv4"
 )
@@ -211,15 +212,13 @@ func (s *Server) expect(ctx *fasthttp.RequestCtx) int {
 // malformed, timed out) with S3 XML. No handler runs for it.
 func (s *Server) parseError(ctx *fasthttp.RequestCtx, err error) {
 	var e *s3proto.Error
-	var small *fasthttp.ErrSmallBuffer
-	var ne interface{ Timeout() bool }
-	switch {
-	case errors.As(err, &small):
+	switch httplimit.ParseFailureOf(err) {
+	case httplimit.HeaderTooLarge:
 		e = &s3proto.Error{Code: "RequestHeaderSectionTooLarge", Status: http.StatusRequestHeaderFieldsTooLarge,
 			Message: "Your request header section exceeds the maximum allowed size."}
-	case errors.As(err, &ne) && ne.Timeout():
+	case httplimit.Timeout:
 		e = s3proto.RequestTimeout()
-	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+	case httplimit.BodyTooLarge:
 		e = s3proto.MaxMessageLengthExceeded()
 	default:
 		e = s3proto.InvalidRequest("The request could not be parsed as HTTP/1.1.")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/internal/creds"
+	"github.com/duckicelake/duckicelake/internal/httplimit"
 	"github.com/duckicelake/duckicelake/internal/s3proto"
 	"github.com/duckicelake/duckicelake/sigv4"
 )
@@ -171,8 +172,8 @@ type Server struct {
 	ridBase uint64
 	ridSeq  atomic.Uint64
 
-	conns            *connLimiter
-	lingering        atomic.Int32 // refused connections lingering (refuseConn)
+	conns            *httplimit.Limiter
+	refuser          httplimit.Refuser
 	refusalLogged    atomic.Int64 // unix nanoseconds of the last refusal logged
 	refusalsUnlogged atomic.Int64
 
@@ -209,7 +210,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		verifier:  sigv4.NewVerifier(cfg.Region, "s3"),
 		up:        up,
 		tokens:    newTokenCache(tokenCacheSize),
-		conns:     newConnLimiter(cfg.MaxConns, cfg.MaxConnsPerIP),
+		conns:     httplimit.NewLimiter(cfg.MaxConns, cfg.MaxConnsPerIP),
 	}
 	if s.log == nil {
 		s.log = zap.NewNop()
@@ -251,7 +252,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		ErrorHandler:  s.parseError,
 		ConnState:     s.connState,
 		Name:          "",
-		// The limiter admits connections (limitListener); fasthttp's own
+		// The limiter admits connections (httplimit.Listener); fasthttp's own
 		// limit, which answers in plain text, stays out of its way while
 		// a closed connection's worker winds down.
 		Concurrency: 2 * cfg.MaxConns,
@@ -290,7 +291,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	s.lns = append(s.lns, ln)
 	s.lnMu.Unlock()
-	err := s.srv.Serve(limitListener{Listener: ln, s: s})
+	err := s.srv.Serve(httplimit.Listener{Listener: ln, Limiter: s.conns, Refuse: s.refuseConn})
 	if err != nil && errors.Is(err, net.ErrClosed) {
 		return nil
 	}
@@ -340,7 +341,7 @@ func (s *Server) connState(c net.Conn, st fasthttp.ConnState) {
 	case fasthttp.StateClosed, fasthttp.StateHijacked:
 		// A hijacked connection only lingers (lingerAfterAnswer).
 		s.metrics.openConns.Dec()
-		s.conns.release(c)
+		s.conns.Release(c)
 	}
 }
 

@@ -54,6 +54,9 @@ const (
 	ActionVendDuckLake
 	ActionQuery
 
+	// The catalog's OAuth2 token endpoint (catalog/oauth).
+	ActionIssueToken
+
 	actionEnd
 )
 
@@ -106,6 +109,7 @@ var actionInfo = [actionEnd]struct {
 	ActionAdminGovernance: {name: "AdminGovernance", write: true},
 	ActionVendDuckLake:    {name: "VendDuckLake", need: CapRead},
 	ActionQuery:           {name: "Query", need: CapRead},
+	ActionIssueToken:      {name: "IssueToken"},
 }
 
 // String is the action's name, e.g. "LoadTable"; safe as a metrics label.

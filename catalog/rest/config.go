@@ -1,13 +1,12 @@
 package rest
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
-	"github.com/duckicelake/duckicelake/governance"
 	"strings"
 	"time"
+
+	"github.com/duckicelake/duckicelake/catalog/oauth"
 )
 
 // Config configures a Server. Zero values select the defaults named on each
@@ -30,8 +29,18 @@ type Config struct {
 	TokenKey []byte
 	// TokenTTL is the lifetime of issued access tokens (1h).
 	TokenTTL time.Duration
+	// SessionTTL bounds a session: no token exchange extends one past
+	// SessionTTL after its client authenticated (12h).
+	SessionTTL time.Duration
 	// Clients may exchange client credentials for access tokens.
 	Clients []Client
+	// MaxAuthFailuresPerClient and MaxAuthFailuresPerIP failed
+	// authentications per AuthFailureWindow, per client id and per source
+	// address, are answered; beyond them the token endpoint answers 429
+	// (10 and 50 per minute; see catalog/oauth).
+	MaxAuthFailuresPerClient int
+	MaxAuthFailuresPerIP     int
+	AuthFailureWindow        time.Duration
 
 	// GatewayURL is the gateway as clients reach it, with its scheme
 	// ("http://127.0.0.1:9000"); vended credentials point s3.endpoint here.
@@ -62,7 +71,7 @@ type Config struct {
 // Defaults of Config.
 const (
 	DefaultName         = "lake"
-	DefaultTokenTTL     = time.Hour
+	DefaultTokenTTL     = oauth.DefaultTokenTTL
 	DefaultRegion       = "us-east-1"
 	DefaultSnapshotTTL  = 100 * time.Millisecond
 	DefaultCacheEntries = 4096
@@ -71,7 +80,7 @@ const (
 	// DefaultRequestTimeout is Config.RequestTimeout's default.
 	DefaultRequestTimeout = 30 * time.Second
 	// MinTokenKeyLen is the shortest TokenKey accepted, in bytes.
-	MinTokenKeyLen = 32
+	MinTokenKeyLen = oauth.MinKeyLen
 )
 
 func (c *Config) applyDefaults() {
@@ -115,70 +124,18 @@ func (c *Config) validate() error {
 	if c.GatewayURL != "" && !strings.HasPrefix(c.GatewayURL, "http://") && !strings.HasPrefix(c.GatewayURL, "https://") {
 		return fmt.Errorf("rest: gateway URL %q: want http:// or https://", c.GatewayURL)
 	}
-	seen := make(map[string]bool, len(c.Clients))
-	for _, cl := range c.Clients {
-		if seen[cl.ID] {
-			return fmt.Errorf("rest: OAuth client %q is configured twice", cl.ID)
-		}
-		seen[cl.ID] = true
-	}
 	return nil
 }
 
 // Client is an OAuth2 client allowed the client-credentials grant.
-type Client struct {
-	ID     string
-	Secret string
-	// Scopes are granted to the client's tokens: "*" or
-	// "ns:<namespace>:<r|w|rw|*>" (namespace "*" for all).
-	Scopes []string
-	// Roles travel in the token's roles claim, for governance.
-	Roles []string
-}
+type Client = oauth.Client
 
-// secretMatches compares in constant time, whatever the lengths.
-func (c *Client) secretMatches(secret string) bool {
-	a := sha256.Sum256([]byte(c.Secret))
-	b := sha256.Sum256([]byte(secret))
-	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
-}
-
-// ParseClients parses the client list of DUCKICELAKE_OAUTH_CLIENTS:
-//
-//	id:secret|scopes[|roles][,id:secret|scopes[|roles]…]
-//
-// Scopes and roles are separated by spaces; a client without scopes gets
-// none (its tokens authenticate but reach nothing). Example:
-//
-//	"etl:s3cret|ns:sales:rw ns:hr:r|writer,admin:pw|*"
+// ParseClients parses the client list of DUCKICELAKE_OAUTH_CLIENTS
+// (oauth.ParseClients).
 func ParseClients(s string) ([]Client, error) {
-	var out []Client
-	for i, entry := range strings.Split(s, ",") {
-		entry = strings.TrimSpace(entry)
-		if entry == "" {
-			continue
-		}
-		fields := strings.Split(entry, "|")
-		if len(fields) > 3 {
-			return nil, fmt.Errorf("rest: OAuth client %d: %d '|'-separated fields; want id:secret|scopes[|roles]", i+1, len(fields))
-		}
-		id, secret, ok := strings.Cut(fields[0], ":")
-		if !ok || id == "" || secret == "" {
-			return nil, fmt.Errorf("rest: OAuth client %d: want id:secret before the first '|'", i+1)
-		}
-		c := Client{ID: id, Secret: secret}
-		if len(fields) > 1 {
-			c.Scopes = strings.Fields(fields[1])
-			for _, sc := range c.Scopes {
-				if _, err := governance.ParseScope(sc); err != nil {
-					return nil, fmt.Errorf("rest: OAuth client %q: %w", id, err)
-				}
-			}
-		}
-		if len(fields) > 2 {
-			c.Roles = strings.Fields(fields[2])
-		}
-		out = append(out, c)
+	cs, err := oauth.ParseClients(s)
+	if err != nil {
+		return nil, fmt.Errorf("rest: %w", err)
 	}
-	return out, nil
+	return cs, nil
 }

@@ -85,15 +85,17 @@ func (s *Server) serveRoute(r *request, rt *route, allowed bool, seg [][]byte) e
 	if rt != nil && rt.public {
 		return rt.handle(s, r)
 	}
+	if rt == nil && allowed {
+		// Which methods a route takes is the spec's, no secret: a wrong
+		// method is 405 with or without a token (the token endpoint's GET).
+		return methodNotAllowed(r.rc, s.allow(seg))
+	}
 	p, err := s.authenticate(r.rc)
 	if err != nil {
 		return err
 	}
 	r.p = p
 	if rt == nil {
-		if allowed {
-			return methodNotAllowed(r.rc, s.allow(seg))
-		}
 		return notFound(r)
 	}
 	r.route = rt

@@ -23,8 +23,14 @@ func routerServer(t *testing.T) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Server{cfg: Config{Name: "lake", TokenTTL: time.Hour, RequestTimeout: time.Minute}, routes: routeTable(), metrics: m,
-		log: zap.NewNop(), now: time.Now, tokenKey: []byte(strings.Repeat("k", 32)), tokens: tokenCache{max: 16}}
+	cfg := Config{Name: "lake", TokenTTL: time.Hour, SessionTTL: 12 * time.Hour, RequestTimeout: time.Minute,
+		Clients: []Client{{ID: "u", Secret: "u-secret", Scopes: []string{"*"}}, {ID: "bob", Secret: "bob-secret", Scopes: []string{"*"}}}}
+	s := &Server{cfg: cfg, routes: routeTable(), metrics: m, log: zap.NewNop(), now: time.Now, sink: governance.Discard}
+	deps := Deps{Logger: s.log}
+	if s.auth, err = newAuth(&cfg, []byte(strings.Repeat("k", 32)), &deps); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 func serveRoute(s *Server, method, path, token string) *fasthttp.RequestCtx {
@@ -84,7 +90,7 @@ func TestRouteTableEndpoints(t *testing.T) {
 func TestRouterRefusals(t *testing.T) {
 	s := routerServer(t)
 	tok := func(scopes ...string) string {
-		tk, _, err := s.issueToken("u", scopes, nil)
+		tk, err := s.auth.Mint("u", scopes)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,7 +175,7 @@ func TestAuditEvents(t *testing.T) {
 	s := routerServer(t)
 	rec := &syncRecorder{}
 	s.sink = rec
-	tk, _, err := s.issueToken("bob", []string{"ns:sales:r"}, nil)
+	tk, err := s.auth.Mint("bob", []string{"ns:sales:r"})
 	if err != nil {
 		t.Fatal(err)
 	}

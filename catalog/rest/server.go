@@ -15,6 +15,7 @@ import (
 
 	"github.com/duckicelake/duckicelake/catalog/commit"
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
+	"github.com/duckicelake/duckicelake/catalog/oauth"
 	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/internal/creds"
 	"github.com/duckicelake/duckicelake/internal/objstore"
@@ -66,8 +67,8 @@ type Deps struct {
 	// Governance enforces and authors tags, masks, row policies, roles and
 	// grants; nil serves no governance routes and governs nothing.
 	Governance *Governance
-	// Audit receives one event per LoadTable, vend, signature, DDL and
-	// commit; the disclosing reads and every denial through
+	// Audit receives one event per token request, LoadTable, vend,
+	// signature, DDL and commit; the disclosing reads and every denial through
 	// governance.RecordSync, before the answer is sent. nil discards them.
 	Audit governance.Sink
 	// Metrics registers the per-route request metrics; nil keeps them
@@ -97,9 +98,7 @@ type Server struct {
 	sink    governance.Sink
 	metrics *routeMetrics
 
-	tokenKey []byte
-	clients  map[string]*Client
-	tokens   tokenCache
+	auth *oauth.Server // the token endpoint and token verification
 
 	dataPath string // the catalog's data path, "s3://lake/data/"
 	schema   string // quoted Postgres schema of the catalog tables
@@ -127,17 +126,15 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		return nil, errors.New("rest: no database")
 	}
 	s := &Server{
-		cfg:      cfg,
-		db:       deps.DB,
-		reader:   ducklake.NewReader(deps.DB, cfg.Schema),
-		mat:      deps.Materializer,
-		keyring:  deps.Keyring,
-		objects:  deps.Objects,
-		gov:      deps.Governance,
-		log:      deps.Logger,
-		now:      deps.Now,
-		tokenKey: cfg.TokenKey,
-		clients:  make(map[string]*Client, len(cfg.Clients)),
+		cfg:     cfg,
+		db:      deps.DB,
+		reader:  ducklake.NewReader(deps.DB, cfg.Schema),
+		mat:     deps.Materializer,
+		keyring: deps.Keyring,
+		objects: deps.Objects,
+		gov:     deps.Governance,
+		log:     deps.Logger,
+		now:     deps.Now,
 	}
 	if s.log == nil {
 		s.log = zap.NewNop()
@@ -150,17 +147,19 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		schema = ducklake.DefaultSchema
 	}
 	s.schema = pgx.Identifier{schema}.Sanitize()
-	if len(s.tokenKey) == 0 {
+	tokenKey := cfg.TokenKey
+	if len(tokenKey) == 0 {
 		// Dev mode without a key: tokens are valid for this process only.
-		s.tokenKey = make([]byte, 32)
-		if _, err := rand.Read(s.tokenKey); err != nil {
+		tokenKey = make([]byte, 32)
+		if _, err := rand.Read(tokenKey); err != nil {
 			return nil, fmt.Errorf("rest: token key: %w", err)
 		}
 	}
-	for i := range cfg.Clients {
-		s.clients[cfg.Clients[i].ID] = &cfg.Clients[i]
+	auth, err := newAuth(&cfg, tokenKey, &deps)
+	if err != nil {
+		return nil, fmt.Errorf("rest: %w", err)
 	}
-	s.tokens.max = 16384
+	s.auth = auth
 	signer, err := newRemoteSigner(&cfg, deps.Keyring, deps.Authorizer, s.log)
 	if err != nil {
 		return nil, err

@@ -391,6 +391,9 @@ func (s *Server) createView(r *request) error {
 	if req.ViewVersion == nil {
 		return badRequest("a view needs a view-version")
 	}
+	if err := s.checkCreateViewReads(r, req.Name, req.ViewVersion); err != nil {
+		return err
+	}
 	var (
 		md  *views.Metadata
 		loc string
@@ -527,6 +530,9 @@ func (s *Server) replaceView(r *request, name string) error {
 	}
 	if req.Updates == nil {
 		return badRequest("a view commit needs updates")
+	}
+	if err := s.checkReplaceViewReads(r, name, req.Updates); err != nil {
+		return err
 	}
 	for _, rq := range req.Requirements {
 		if rq.Type != "assert-view-uuid" {

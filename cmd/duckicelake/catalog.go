@@ -154,12 +154,18 @@ func openCatalog(ctx context.Context, cfg *config.Config, gatewayURL string, key
 		Options: materialize.Options{Objects: materialize.NewPositionCache(root, 0)},
 	})
 	c.rest, err = rest.New(ctx, rest.Config{
-		Name:           cc.Name,
-		Schema:         cc.Schema,
-		Dev:            cfg.Dev,
-		TokenKey:       tokenKey,
-		TokenTTL:       cfg.OAuth.TokenTTL,
-		Clients:        clients,
+		Name:       cc.Name,
+		Schema:     cc.Schema,
+		Dev:        cfg.Dev,
+		TokenKey:   tokenKey,
+		TokenTTL:   cfg.OAuth.TokenTTL,
+		SessionTTL: cfg.OAuth.SessionTTL,
+		Clients:    clients,
+
+		MaxAuthFailuresPerClient: cfg.OAuth.MaxFailuresPerClient,
+		MaxAuthFailuresPerIP:     cfg.OAuth.MaxFailuresPerIP,
+		AuthFailureWindow:        cfg.OAuth.FailureWindow,
+
 		GatewayURL:     gatewayURL,
 		Region:         cfg.Gateway.Region,
 		VendTTL:        cc.VendTTL,
@@ -179,7 +185,7 @@ func openCatalog(ctx context.Context, cfg *config.Config, gatewayURL string, key
 		Authorizer:   c.authz,
 		Governance: &rest.Governance{Engine: c.authz, Admin: admin.New(c.gov, c.check), Store: c.gov,
 			Exports: c.exports, FailClosed: cfg.Governance.FailClosed},
-		// The catalog's events go where the gateway's do: the JSON audit
+		// The catalog's events (token requests included) go where the gateway's do: the JSON audit
 		// log and the Postgres trail (read decisions written synchronously).
 		Audit:   governance.Tee(audit, c.trail),
 		Metrics: reg,

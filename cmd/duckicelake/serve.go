@@ -18,10 +18,12 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/duckicelake/duckicelake/catalog/rest"
 	"github.com/duckicelake/duckicelake/gateway"
 	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/internal/config"
 	"github.com/duckicelake/duckicelake/internal/creds"
+	"github.com/duckicelake/duckicelake/internal/httplimit"
 )
 
 const serveUsage = `usage: duckicelake serve [-config file] [flags]
@@ -182,17 +184,29 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer,
 	}
 	adminHandler := srv.AdminHandler(reg, nil)
 	if cat != nil {
-		adminHandler = catalogReady(srv.AdminHandler(reg, cat.Handler), cat.Ready)
+		adminHandler = catalogReady(srv.AdminHandler(reg, cat.Handler), cat.Ready, logger)
 	}
+	// The catalog listener admits connections itself, like the gateway's
+	// (internal/httplimit), and answers what fasthttp refuses before a
+	// handler runs in the Iceberg ErrorModel instead of plain text.
+	// fasthttp's own connection limit stays above the limiter's.
+	climit := &rest.Listener{Log: logger, Limiter: httplimit.NewLimiter(catalogMaxConns, cfg.Catalog.MaxConnectionsPerIP)}
 	admin := &fasthttp.Server{
 		Handler:               adminHandler,
+		ErrorHandler:          climit.ErrorHandler,
+		ConnState:             climit.ConnState,
+		Concurrency:           2 * catalogMaxConns,
+		Logger:                climit,
+		SecureErrorLogMessage: true,
 		NoDefaultServerHeader: true,
 		ReadTimeout:           10 * time.Second,
 		IdleTimeout:           60 * time.Second,
 	}
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
-	go func() { errc <- admin.Serve(aln) }()
+	go func() {
+		errc <- admin.Serve(httplimit.Listener{Listener: aln, Limiter: climit.Limiter, Refuse: climit.Refuse})
+	}()
 	logger.Info("duckicelake serving",
 		zap.String("version", version),
 		zap.String("gateway", ln.Addr().String()),
@@ -246,18 +260,27 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer,
 	return code
 }
 
+// catalogMaxConns bounds the catalog listener's connections in total
+// (catalog.max_connections_per_ip bounds them per client address).
+const catalogMaxConns = 16384
+
 // catalogReady makes /readyz also check the catalog database: a process
 // whose Postgres is gone cannot serve the catalog, nor see revocations.
-func catalogReady(next fasthttp.RequestHandler, check func(context.Context) error) fasthttp.RequestHandler {
+// The answer says only that the database is unreachable: the error names
+// its user, database and address, which are for the log, not for whoever
+// can reach /readyz.
+func catalogReady(next fasthttp.RequestHandler, check func(context.Context) error, log *zap.Logger) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		if string(ctx.Path()) == "/readyz" {
 			cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			err := check(cctx)
 			cancel()
 			if err != nil {
+				const msg = "not ready: catalog database unreachable"
+				log.Warn(msg, zap.Error(err))
 				ctx.SetContentType("text/plain; charset=utf-8")
 				ctx.SetStatusCode(fasthttp.StatusServiceUnavailable)
-				ctx.SetBodyString("not ready: " + err.Error() + "\n")
+				ctx.SetBodyString(msg + "\n")
 				return
 			}
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/valyala/fasthttp"
+	"go.uber.org/zap"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/internal/testsupport"
@@ -179,13 +180,14 @@ func TestSplitQualified(t *testing.T) {
 	}
 }
 
-// TestCatalogReady: /readyz answers 503 naming the catalog database while
+// TestCatalogReady: /readyz answers 503 saying the catalog database is
+// unreachable (no detail: TestReadyHidesDatabase) while
 // its check fails, and defers to the gateway's own checks otherwise; other
 // paths are not checked.
 func TestCatalogReady(t *testing.T) {
 	var dbErr error
 	next := func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString("next " + string(ctx.Path())) }
-	h := catalogReady(next, func(context.Context) error { return dbErr })
+	h := catalogReady(next, func(context.Context) error { return dbErr }, zap.NewNop())
 	serveOne := func(path string) (int, string) {
 		var ctx fasthttp.RequestCtx
 		ctx.Request.SetRequestURI(path)
@@ -196,7 +198,7 @@ func TestCatalogReady(t *testing.T) {
 		t.Errorf("healthy: %d %q", st, body)
 	}
 	dbErr = errors.New("catalog database: connection refused")
-	if st, body := serveOne("/readyz"); st != 503 || body != "not ready: catalog database: connection refused\n" {
+	if st, body := serveOne("/readyz"); st != 503 || body != "not ready: catalog database unreachable\n" {
 		t.Errorf("database down: %d %q", st, body)
 	}
 	if st, body := serveOne("/v1/config"); st != 200 || body != "next /v1/config" {

@@ -106,6 +106,9 @@ type Catalog struct {
 	// of a new snapshot at once, and one elected process materialises the
 	// changed tables before anyone asks.
 	Eager bool `toml:"eager"`
+	// MaxConnectionsPerIP bounds the concurrent connections from one client
+	// address (IPv6: one /64) on the catalog listener.
+	MaxConnectionsPerIP int `toml:"max_connections_per_ip"`
 }
 
 // OAuth configures the catalog's OAuth2 token endpoint.
@@ -118,6 +121,15 @@ type OAuth struct {
 	// 32 random bytes.
 	TokenKey Secret        `toml:"token_key"`
 	TokenTTL time.Duration `toml:"token_ttl"`
+	// SessionTTL bounds a session: token exchange (refresh) never yields a
+	// token valid longer than this after the client's secret was checked.
+	SessionTTL time.Duration `toml:"session_ttl"`
+	// MaxFailuresPerClient and MaxFailuresPerIP are the failed
+	// authentications per FailureWindow a client id, and a source address,
+	// may make; beyond them the token endpoint answers 429.
+	MaxFailuresPerClient int           `toml:"max_failures_per_client"`
+	MaxFailuresPerIP     int           `toml:"max_failures_per_ip"`
+	FailureWindow        time.Duration `toml:"failure_window"`
 }
 
 // Upstream is the S3 backend behind the gateway.
@@ -239,6 +251,8 @@ func Default() *Config {
 			VendTTL:        time.Hour,
 			RequestTimeout: 30 * time.Second,
 			Eager:          true,
+
+			MaxConnectionsPerIP: 256,
 		},
 		Upstream: Upstream{
 			Region:          "us-east-1",
@@ -246,8 +260,9 @@ func Default() *Config {
 			ConnectTimeout:  5 * time.Second,
 			ResponseTimeout: 60 * time.Second,
 		},
-		Mint:       Mint{MaxTTL: 12 * time.Hour, DefaultTTL: time.Hour},
-		OAuth:      OAuth{TokenTTL: time.Hour},
+		Mint: Mint{MaxTTL: 12 * time.Hour, DefaultTTL: time.Hour},
+		OAuth: OAuth{TokenTTL: time.Hour, SessionTTL: 12 * time.Hour,
+			MaxFailuresPerClient: 10, MaxFailuresPerIP: 50, FailureWindow: time.Minute},
 		Governance: Governance{AgentAirtight: true, AuditRetention: 90 * 24 * time.Hour, AuditBuffer: 65536},
 		Log:        Log{Level: "info", Format: "json"},
 	}

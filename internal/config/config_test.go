@@ -135,9 +135,14 @@ func TestEverySetting(t *testing.T) {
 		"catalog.vend_ttl":               "30m",
 		"catalog.request_timeout":        "45s",
 		"catalog.eager":                  "false",
+		"catalog.max_connections_per_ip": "9",
 		"oauth.clients":                  "etl:pw|ns:sales:rw|writer,admin:pw2|*",
 		"oauth.token_key":                testKeyHex,
 		"oauth.token_ttl":                "2h",
+		"oauth.session_ttl":              "5h",
+		"oauth.max_failures_per_client":  "3",
+		"oauth.max_failures_per_ip":      "4",
+		"oauth.failure_window":           "2m",
 		"upstream.endpoint":              "http://127.0.0.1:7070",
 		"upstream.region":                "fsn1",
 		"upstream.access_key":            "backendkey",
@@ -166,8 +171,9 @@ func TestEverySetting(t *testing.T) {
 			AuthorizeTimeout: 2 * time.Second, MaxHeaderBytes: 32 << 10, MaxConnections: 77, MaxConnectionsPerIP: 7, MaxChunkSize: 1 << 20},
 		Catalog: Catalog{Listen: "[::1]:8282", DSN: "postgres://dl:pw@db.internal:5432/ducklake", Name: "warehouse",
 			Schema: "lake_meta", DataPath: "s3://lake/data/", SnapshotTTL: 250 * time.Millisecond, VendTTL: 30 * time.Minute,
-			RequestTimeout: 45 * time.Second},
-		OAuth: OAuth{Clients: "etl:pw|ns:sales:rw|writer,admin:pw2|*", TokenKey: testKeyHex, TokenTTL: 2 * time.Hour},
+			RequestTimeout: 45 * time.Second, MaxConnectionsPerIP: 9},
+		OAuth: OAuth{Clients: "etl:pw|ns:sales:rw|writer,admin:pw2|*", TokenKey: testKeyHex, TokenTTL: 2 * time.Hour,
+			SessionTTL: 5 * time.Hour, MaxFailuresPerClient: 3, MaxFailuresPerIP: 4, FailureWindow: 2 * time.Minute},
 		Upstream: Upstream{Endpoint: "http://127.0.0.1:7070", Region: "fsn1", AccessKey: "backendkey", SecretKey: "backend-secret",
 			PathStyle: false, ConnectTimeout: 6 * time.Second, ResponseTimeout: 7 * time.Second},
 		Root: Root{AccessKey: "ROOTADMIN", SecretKey: Secret(strings.Repeat("r", 40))},
@@ -238,10 +244,15 @@ snapshot_ttl = "250ms"
 vend_ttl = "30m"
 request_timeout = "45s"
 eager = false
+max_connections_per_ip = 9
 [oauth]
 clients = "etl:pw|ns:sales:rw|writer,admin:pw2|*"
 token_key = "`+testKeyHex+`"
 token_ttl = "2h"
+session_ttl = "5h"
+max_failures_per_client = 3
+max_failures_per_ip = 4
+failure_window = "2m"
 [upstream]
 endpoint = "http://127.0.0.1:7070"
 region = "fsn1"
@@ -372,6 +383,11 @@ func TestValidation(t *testing.T) {
 		{env: map[string]string{"DUCKICELAKE_CATALOG_EAGER": "often"}, key: "catalog.eager", msg: "want true or false"},
 		{env: map[string]string{"DUCKICELAKE_OAUTH_TOKEN_KEY": "abcd"}, key: "oauth.token_key", msg: "at least 32 random bytes"},
 		{env: map[string]string{"DUCKICELAKE_OAUTH_TOKEN_TTL": "0s"}, key: "oauth.token_ttl", msg: "must be positive"},
+		{env: map[string]string{"DUCKICELAKE_OAUTH_SESSION_TTL": "30m"}, key: "oauth.session_ttl", msg: "at least oauth.token_ttl"},
+		{env: map[string]string{"DUCKICELAKE_OAUTH_MAX_FAILURES_PER_CLIENT": "0"}, key: "oauth.max_failures_per_client", msg: "at least 1"},
+		{env: map[string]string{"DUCKICELAKE_OAUTH_MAX_FAILURES_PER_IP": "0"}, key: "oauth.max_failures_per_ip", msg: "at least 1"},
+		{env: map[string]string{"DUCKICELAKE_OAUTH_FAILURE_WINDOW": "0s"}, key: "oauth.failure_window", msg: "must be positive"},
+		{env: map[string]string{"DUCKICELAKE_CATALOG_MAX_CONNECTIONS_PER_IP": "0"}, key: "catalog.max_connections_per_ip", msg: "at least 1"},
 		{env: map[string]string{"DUCKICELAKE_LOG_LEVEL": "verbose"}, key: "log.level", msg: `got "verbose"`},
 		{env: map[string]string{"DUCKICELAKE_LOG_FORMAT": "xml"}, key: "log.format", msg: `got "xml"`},
 		{env: map[string]string{"DUCKICELAKE_DEV": "maybe"}, key: "dev (from DUCKICELAKE_DEV)", msg: "want true or false"},

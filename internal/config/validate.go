@@ -91,6 +91,9 @@ func (c *Config) validate(source map[string]string) error {
 	checkPositive("catalog.snapshot_ttl", cat.SnapshotTTL)
 	checkPositive("catalog.vend_ttl", cat.VendTTL)
 	checkPositive("catalog.request_timeout", cat.RequestTimeout)
+	if cat.MaxConnectionsPerIP < 1 {
+		bad("catalog.max_connections_per_ip", "must be at least 1, got %d", cat.MaxConnectionsPerIP)
+	}
 
 	o := &c.OAuth
 	if o.TokenKey != "" {
@@ -99,6 +102,17 @@ func (c *Config) validate(source map[string]string) error {
 		}
 	}
 	checkPositive("oauth.token_ttl", o.TokenTTL)
+	checkPositive("oauth.session_ttl", o.SessionTTL)
+	if o.SessionTTL > 0 && o.SessionTTL < o.TokenTTL {
+		bad("oauth.session_ttl", "must be at least oauth.token_ttl (%s), got %s", o.TokenTTL, o.SessionTTL)
+	}
+	if o.MaxFailuresPerClient < 1 {
+		bad("oauth.max_failures_per_client", "must be at least 1, got %d", o.MaxFailuresPerClient)
+	}
+	if o.MaxFailuresPerIP < 1 {
+		bad("oauth.max_failures_per_ip", "must be at least 1, got %d", o.MaxFailuresPerIP)
+	}
+	checkPositive("oauth.failure_window", o.FailureWindow)
 
 	u := &c.Upstream
 	if u.Endpoint != "" {

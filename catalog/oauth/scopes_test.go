@@ -1,4 +1,4 @@
-package rest
+package oauth
 
 import (
 	"slices"
@@ -76,7 +76,7 @@ func TestParseClients(t *testing.T) {
 
 func TestClientSecretMatches(t *testing.T) {
 	c := Client{ID: "a", Secret: "right"}
-	if !c.secretMatches("right") || c.secretMatches("wrong") || c.secretMatches("") || c.secretMatches("right ") {
-		t.Error("secretMatches compares wrongly")
+	if !c.SecretMatches("right") || c.SecretMatches("wrong") || c.SecretMatches("") || c.SecretMatches("right ") {
+		t.Error("SecretMatches compares wrongly")
 	}
 }
