@@ -27,6 +27,8 @@ type Principal struct {
 
 	// gov are the parsed scopes (governance's grammar).
 	gov governance.Scopes
+	// session is the session context, set by broker delegation (delegate.go).
+	session
 }
 
 // devPrincipal is the caller in dev mode when no token is sent.
@@ -111,6 +113,14 @@ func (s *Server) verifyToken(tok []byte) (*Principal, error) {
 
 // authenticate finds the request's principal from its bearer token.
 func (s *Server) authenticate(ctx *fasthttp.RequestCtx) (*Principal, error) {
+	p, err := s.tokenPrincipal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.delegate(ctx, p)
+}
+
+func (s *Server) tokenPrincipal(ctx *fasthttp.RequestCtx) (*Principal, error) {
 	h := ctx.Request.Header.Peek(fasthttp.HeaderAuthorization)
 	if len(h) == 0 {
 		if s.cfg.Dev {

@@ -36,6 +36,9 @@ type Governance struct {
 	// FailClosed makes the cooperative tier deny on a governance error
 	// instead of serving unmasked with an audit record.
 	FailClosed bool
+	// Audit receives the catalog's audit events (broker delegations, agent
+	// refusals); nil records none.
+	Audit governance.Sink
 }
 
 // changed makes this process enforce a change at once; the others learn of
@@ -68,7 +71,7 @@ var errNoGovernance = errorf(fasthttp.StatusNotImplemented, TypeUnsupported,
 
 // governancePrincipal is the caller as governance sees it.
 func (s *Server) governancePrincipal(r *request) governance.Principal {
-	return governance.Principal{ID: r.p.Subject, Actor: governance.ActorHuman, Channel: governance.ChannelREST, Catalog: s.cfg.Name, Scopes: r.p.gov}
+	return r.p.govPrincipal(s.cfg.Name)
 }
 
 // requireGovernance checks the caller may do a (read or author governance).

@@ -25,6 +25,7 @@ import (
 	"github.com/duckicelake/duckicelake/catalog/rest"
 	"github.com/duckicelake/duckicelake/catalog/revoke"
 	"github.com/duckicelake/duckicelake/export"
+	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/governance/admin"
 	"github.com/duckicelake/duckicelake/governance/engine"
 	"github.com/duckicelake/duckicelake/governance/sqlcheck"
@@ -172,7 +173,7 @@ func openCatalog(ctx context.Context, cfg *config.Config, gatewayURL string, key
 		Objects:      root,
 		Authorizer:   c.authz,
 		Governance: &rest.Governance{Engine: c.authz, Admin: admin.New(c.gov, c.check), Store: c.gov,
-			Exports: c.exports, FailClosed: cfg.Governance.FailClosed},
+			Exports: c.exports, FailClosed: cfg.Governance.FailClosed, Audit: c.auditSink()},
 		Logger: log,
 	})
 	if err != nil {
@@ -433,4 +434,13 @@ func (c *catalogService) Close() {
 	if c.pool != nil {
 		c.pool.Close()
 	}
+}
+
+// auditSink is the trail as a governance.Sink, nil (not a typed nil) when
+// there is none.
+func (c *catalogService) auditSink() governance.Sink {
+	if c.trail == nil {
+		return nil
+	}
+	return c.trail
 }

@@ -41,6 +41,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runServe(args[1:], stdout, stderr)
 	case "seed":
 		return runSeed(args[1:], stdout, stderr)
+	case "mcp":
+		return runMCP(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout)
 		return 0
@@ -62,6 +64,9 @@ commands:
             catalog.schema) and apply duckicelake's sidecar migrations; idempotent
   seed      load the sample dataset (analytics.customers, analytics.orders) through
             DuckLake; -governed also authors the demo mask (bob masked, alice not)
+  mcp       the governed MCP server for one agent session over stdio (agents read
+            through the catalog and the gateway; /mcp on serve's admin listener
+            serves it over streamable HTTP)
   creds     gateway credentials: mint, inspect (decode and verify a session token),
             keygen (a minting key), revoke (by vend id or token, in the catalog)
   version   print the version

@@ -174,6 +174,15 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer,
 	adminHandler := srv.AdminHandler(reg, nil)
 	if cat != nil {
 		adminHandler = catalogReady(srv.AdminHandler(reg, cat.Handler), cat.Ready)
+		ms, err := newMCPServer(cfg, cat, "http://"+aln.Addr().String(), sink, logger)
+		if err != nil {
+			ln.Close()
+			aln.Close()
+			fmt.Fprintf(stderr, "duckicelake serve: mcp: %v\n", err)
+			return 1
+		}
+		defer ms.Close()
+		adminHandler = withMCP(adminHandler, ms, cat)
 	}
 	admin := &fasthttp.Server{
 		Handler:               adminHandler,
