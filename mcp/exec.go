@@ -196,7 +196,11 @@ func (x *executor) run(ctx context.Context, id *Identity, q string) (*Result, er
 
 // collect runs q and reads its rows up to the limits.
 func (x *executor) collect(ctx context.Context, conn *sql.Conn, q string) (*Result, error) {
-	rows, err := conn.QueryContext(ctx, q)
+	// The row limit is DuckDB's to keep, so a query producing more rows
+	// stops there instead of being computed in full. q is one checked
+	// SELECT (CheckQuery), so it nests as a subquery.
+	q = strings.TrimRight(strings.TrimSpace(q), "; \t\n")
+	rows, err := conn.QueryContext(ctx, fmt.Sprintf("SELECT * FROM (\n%s\n) LIMIT %d", q, x.limits.MaxRows+1))
 	if err != nil {
 		return nil, queryErr(ctx, err, x.limits.Timeout)
 	}

@@ -122,7 +122,7 @@ func (c *clientToken) token(ctx context.Context) (string, error) {
 	if c.tok != "" && time.Until(c.exp) > time.Minute {
 		return c.tok, nil
 	}
-	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {c.id}, "client_secret": {c.secret}, "scope": {"broker ns:*:r"}}
+	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {c.id}, "client_secret": {c.secret}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, strings.NewReader(form.Encode()))
 	if err != nil {
 		return "", err
@@ -142,6 +142,11 @@ func (c *clientToken) token(ctx context.Context) (string, error) {
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&out); err != nil || resp.StatusCode != http.StatusOK {
 		return "", fmt.Errorf("broker token: %d %s", resp.StatusCode, out.Error)
 	}
+	if sc := " " + out.Scope + " "; !strings.Contains(sc, " broker ") && !strings.Contains(sc, " * ") {
+		// Fail closed before any session: the catalog would ignore the
+		// delegation and serve the broker as itself, a human.
+		return "", fmt.Errorf("broker token: client %s has scopes %q, without broker (or *): it cannot speak for an agent session", c.id, out.Scope)
+	}
 	c.tok, c.exp = out.AccessToken, time.Now().Add(time.Duration(out.ExpiresIn)*time.Second)
 	return c.tok, nil
 }
@@ -150,7 +155,16 @@ func (c *clientToken) token(ctx context.Context) (string, error) {
 // catalog over the admin listener (an ordinary client) with broker tokens
 // the catalog issues it, and authenticates agents by their own tokens.
 func newMCPServer(cfg *config.Config, cat *catalogService, catalogURL string, audit governance.Sink, log *zap.Logger) (*mcp.Server, error) {
+	var limits mcp.Limits
+	if v := os.Getenv("DUCKICELAKE_MCP_QUERY_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return nil, fmt.Errorf("DUCKICELAKE_MCP_QUERY_TIMEOUT: %w", err)
+		}
+		limits.Timeout = d
+	}
 	return mcp.New(mcp.Config{
+		Limits: limits,
 		Catalog: mcp.Catalog{URL: catalogURL, Prefix: cfg.Catalog.Name,
 			Token: func(context.Context) (string, error) { return cat.rest.BrokerToken("duckicelake-mcp") }},
 		ExtensionDir: cfg.DuckDB.ExtensionDirectory,
