@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/duckicelake/duckicelake/governance"
 )
 
 // Catalog reaches the Iceberg REST catalog as a broker.
@@ -53,8 +52,8 @@ func (c *Catalog) get(ctx context.Context, id *Identity, path string, header htt
 	if err != nil {
 		return fmt.Errorf("catalog token: %w", err)
 	}
-	q := url.Values{"delegate": {"1"}, "principal": {id.Principal},
-		"actor": {governance.ActorAgent}, "channel": {governance.ChannelMCP}}
+	actor, channel := id.context()
+	q := url.Values{"delegate": {"1"}, "principal": {id.Principal}, "actor": {actor}, "channel": {channel}}
 	u := strings.TrimSuffix(c.URL, "/") + "/v1/" + url.PathEscape(c.Prefix) + "/" + path + "?" + q.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
@@ -82,7 +81,7 @@ func (c *Catalog) get(ctx context.Context, id *Identity, path string, header htt
 	}
 	// Fail closed: an answer not given to the agent session asked for
 	// (delegation ignored: the token is no broker) is not used.
-	want := id.Principal + "; actor=" + governance.ActorAgent + "; channel=" + governance.ChannelMCP
+	want := id.Principal + "; actor=" + actor + "; channel=" + channel
 	if resp.StatusCode == http.StatusOK && resp.Header.Get(headerDelegated) != want {
 		return errors.New("catalog did not honour the agent session's delegation (the MCP server's token needs the broker scope)")
 	}

@@ -20,7 +20,8 @@ type Limits struct {
 	MaxRows int
 	// MaxBytes bounds the result's JSON encoding (default 1 MiB).
 	MaxBytes int
-	// Timeout bounds the query, table loading included (default 30s).
+	// Timeout bounds running the query, once its tables are loaded
+	// (default 30s).
 	Timeout time.Duration
 	// MemoryLimit bounds DuckDB's memory (default "1GB").
 	MemoryLimit string
@@ -84,7 +85,9 @@ type executor struct {
 // run checks q, loads the tables it reads for the session, and runs it in
 // a fresh locked-down DuckDB.
 func (x *executor) run(ctx context.Context, id *Identity, q string) (*Result, error) {
-	ctx, cancel := context.WithTimeout(ctx, x.limits.Timeout)
+	// Loading the tables may wait for the catalog to build a masked copy;
+	// that has its own bound. Timeout bounds the query itself.
+	ctx, cancel := context.WithTimeout(ctx, loadTimeout)
 	defer cancel()
 	refs, err := x.check.CheckQuery(ctx, q)
 	if err != nil {
@@ -106,6 +109,9 @@ func (x *executor) run(ctx context.Context, id *Identity, q string) (*Result, er
 		}
 		lt, err := x.cat.loadTable(ctx, id, r.Namespace, r.Table, true)
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, toolErr("table %s.%s could not be loaded within %s; retry", r.Namespace, r.Table, loadTimeout)
+			}
 			return nil, tableErr(r, err)
 		}
 		if tier := lt.Metadata.Properties[tierProperty]; tier != "" && tier != "airtight" {
@@ -191,8 +197,14 @@ func (x *executor) run(ctx context.Context, id *Identity, q string) (*Result, er
 			return nil, fmt.Errorf("lock the query engine: %w", err)
 		}
 	}
-	return x.collect(ctx, conn, q)
+	qctx, qcancel := context.WithTimeout(ctx, x.limits.Timeout)
+	defer qcancel()
+	return x.collect(qctx, conn, q)
 }
+
+// loadTimeout bounds loading a query's tables (LoadTable, which may build
+// a masked copy, and starting DuckDB).
+const loadTimeout = 2 * time.Minute
 
 // collect runs q and reads its rows up to the limits.
 func (x *executor) collect(ctx context.Context, conn *sql.Conn, q string) (*Result, error) {

@@ -28,6 +28,36 @@ type Identity struct {
 	// RequestID is sent with every catalog request of one tool call, so
 	// the catalog's audit records name the call.
 	RequestID string
+	// human makes the session a human's over REST instead of an agent's
+	// over MCP: only the demo's side-by-side queries (RunAs).
+	human bool
+}
+
+// context is the session's actor and channel.
+func (id *Identity) context() (actor, channel string) {
+	if id.human {
+		return governance.ActorHuman, governance.ChannelREST
+	}
+	return governance.ActorAgent, governance.ChannelMCP
+}
+
+// QueryAsHuman runs sql for principal as a human session (actor human,
+// channel rest) through the same executor an agent's query runs in: the
+// demo's side-by-side comparison. A human whose masks are only
+// cooperative is refused, as an agent would be.
+func (s *Server) QueryAsHuman(ctx context.Context, principal, sql string) (*Result, error) {
+	return s.exec.run(ctx, &Identity{Principal: principal, human: true}, sql)
+}
+
+// Connect is an in-process MCP client session of id (the demo's agent):
+// the same tools over the MCP protocol, on in-memory transports.
+func (s *Server) Connect(ctx context.Context, id Identity) (*sdk.ClientSession, error) {
+	ct, st := sdk.NewInMemoryTransports()
+	if _, err := s.session(id).Connect(ctx, st, nil); err != nil {
+		return nil, err
+	}
+	c := sdk.NewClient(&sdk.Implementation{Name: "duckicelake-demo", Version: s.cfg.Version}, nil)
+	return c.Connect(ctx, ct, nil)
 }
 
 func (id *Identity) canRead(ns string) bool { return id.Scopes == nil || id.Scopes.CanRead(ns) }

@@ -297,3 +297,39 @@ def test_delegation_only_for_brokers(ag: Agents):
     assert status == 403 and "error_agent_readonly" in json.dumps(out), out
     status, out = ag.call("admin", "POST", f"/v1/lake/namespaces?delegate=1&actor=agent", {"namespace": ["agent_ns"]})
     assert status == 403 and "error_agent_readonly" in json.dumps(out), out
+
+
+def test_demo(ag: Agents):
+    """`duckicelake demo` on the running stack, after `duckicelake seed`: bob
+    masked, alice clear, the agent masked over MCP, and bob's credential 403
+    on the base Parquet, 200 on the masked copy. What it authored is removed
+    (test_governance authors the same names)."""
+    import subprocess
+    env = dict(os.environ, DUCKICELAKE_DEMO_CLIENT=f"admin:{SECRETS['admin']}",
+               DUCKICELAKE_DUCKDB_EXTENSION_DIRECTORY=duckdb_ext.extension_directory())
+    seed = subprocess.run([ag.lake.bin, "seed", "--config", ag.lake.config], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert seed.returncode == 0, seed.stderr
+    try:
+        out = subprocess.run([ag.lake.bin, "demo", "-catalog", ag.serve.catalog_url,
+                              "-extension-directory", duckdb_ext.extension_directory()],
+                             capture_output=True, text=True, timeout=300, env=env)
+        assert out.returncode == 0, out.stdout + out.stderr
+        lines = out.stdout.splitlines()
+        line = lambda p: next(ln for ln in lines if ln.startswith(p))  # noqa: E731
+        assert "al***" in line("bob") and "alice@example.com" not in line("bob"), out.stdout
+        assert "alice@example.com" in line("alice "), out.stdout
+        assert "al***" in line("agent") and "@" not in line("agent"), out.stdout
+        assert line("bob GET").endswith("(base Parquet) -> 403"), out.stdout
+        assert [ln for ln in lines if ln.startswith("bob GET")][1].endswith("(masked copy) -> 200"), out.stdout
+    finally:
+        for what, body in [
+            ("policy-attachments", {"policy-kind": "masking", "policy-name": "mask_email", "target-kind": "tag",
+                                    "tag-namespace": "pii", "tag-name": "email"}),
+            ("object-tags", {"object-kind": "column", "schema": "analytics", "object": "customers", "column": "email",
+                             "tag-namespace": "pii", "tag-name": "email"}),
+            ("role-grants", {"role": "pii_reader", "principal": "alice"}),
+        ]:
+            ag.call("admin", "DELETE", "/v1/lake/governance/" + what, body)
+        for path in ("masking-policies/mask_email", "tags/pii/email", "roles/pii_reader"):
+            ag.call("admin", "DELETE", "/v1/lake/governance/" + path)
