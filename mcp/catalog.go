@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-
 )
 
 // Catalog reaches the Iceberg REST catalog as a broker.
