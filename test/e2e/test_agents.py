@@ -32,10 +32,9 @@ import pytest
 import duckdb_ext
 from lakestack import Lake, RestClient
 
-mcp = pytest.importorskip("mcp")
-httpx2 = pytest.importorskip("httpx2")
-from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
-from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+import httpx2
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 NS = "gov_agents"
 SECRETS = {who: secrets.token_hex(12) for who in ("admin", "alice", "bob", "bot", "gw")}
