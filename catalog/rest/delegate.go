@@ -176,3 +176,16 @@ func (s *Server) BrokerToken(subject string) (string, error) {
 	tok, _, err := s.issueToken(subject, []string{governance.ScopeBroker, "ns:*:r"}, nil)
 	return tok, err
 }
+
+// refuseAgentWriteVend is the hook a route that vends write access on
+// request calls first (ducklake-credentials with write=1): an agent
+// session is refused 403, audited error_agent_readonly, whatever its
+// token's scopes. Iceberg vending needs no call: vend drops write for an
+// agent.
+func (s *Server) refuseAgentWriteVend(r *request) error {
+	if !r.p.isAgent() {
+		return nil
+	}
+	s.audit(r.ctx, r.p, governance.OutcomeDeny, governance.ReasonAgentReadOnly, fasthttp.StatusForbidden, TypeForbidden)
+	return forbidden("%s: an agent session is vended no write access", governance.ReasonAgentReadOnly)
+}

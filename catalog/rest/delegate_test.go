@@ -89,3 +89,31 @@ func TestDelegation(t *testing.T) {
 		t.Fatalf("broker after delegations = %+v, %v", p, err)
 	}
 }
+
+// TestAgentWriteVend: the hook of write vends refuses an agent session,
+// delegated or not, and lets a human through.
+func TestAgentWriteVend(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	s := authServer(t, &now)
+	for _, c := range []struct {
+		p    Principal
+		want int
+	}{
+		{Principal{Subject: "alice", session: session{Actor: governance.ActorAgent, Channel: governance.ChannelMCP, Delegator: "gw"}}, 403},
+		{Principal{Subject: "bot", session: session{Actor: governance.ActorAgent}}, 403},
+		{Principal{Subject: "alice"}, 0},
+		{Principal{Subject: "alice", session: session{Actor: governance.ActorHuman, Delegator: "gw"}}, 0},
+	} {
+		var ctx fasthttp.RequestCtx
+		err := s.refuseAgentWriteVend(&request{ctx: &ctx, p: &c.p})
+		got := 0
+		if e, ok := err.(*Error); ok {
+			got = e.Code
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("%+v: %v, want %d", c.p, err, c.want)
+		}
+	}
+}
