@@ -93,7 +93,7 @@ func (s *Server) delegate(ctx *fasthttp.RequestCtx, p *Principal) (*Principal, e
 	if !p.gov.IsBroker() {
 		// Ignored, as the seeds say: a non-broker governs as itself.
 		s.log.Info("delegation ignored: the token has no broker scope", zap.String("principal", p.Subject))
-		return p, nil
+		return p, s.agentReadOnly(ctx, p)
 	}
 	d := *p
 	d.Delegator = p.Subject
