@@ -101,6 +101,10 @@ func AuthorizeEach(ctx context.Context, az Authorizer, p *Principal, a Action, r
 	return nil
 }
 
+// ReasonAgentReadOnly is the reason of every refusal of a write to an agent
+// session; it starts with the audit code the seeds name.
+const ReasonAgentReadOnly = "error_agent_readonly: agent sessions are read-only"
+
 // Reasons ScopeOnly gives.
 const (
 	reasonScope        = "within the credential's scope; no governance policy applies"
@@ -135,6 +139,12 @@ func (s ScopeOnly) AuthorizeBatch(ctx context.Context, p *Principal, a Action, r
 func ScopeDecision(p *Principal, a Action, r *Resource) Decision {
 	if a == ActionUnknown || a >= actionEnd {
 		return Denied(reasonUnknownVerb)
+	}
+	// Agents are read-only whatever their token or credential allows: the
+	// rule lives here, where every Authorizer starts, so no configuration
+	// (ScopeOnly included) lets an agent session change anything.
+	if p.IsAgent() && a.IsWrite() {
+		return Denied(ReasonAgentReadOnly)
 	}
 	if a.IsS3() {
 		return Allowed(reasonScope)

@@ -93,10 +93,15 @@ func AdmitS3(ctx context.Context, az Authorizer, p *Principal, c *creds.Claims, 
 	if reason := checkS3Scope(c, r, deleteKeys); reason != "" {
 		return Denied(reason), nil
 	}
+	a := ActionOf(r.Op)
+	if p.IsAgent() && a.IsWrite() {
+		// Before the Authorizer: a credential whose actor is agent writes
+		// nothing, whatever its grants say and whoever decides after.
+		return Denied(ReasonAgentReadOnly), nil
+	}
 	if buf == nil {
 		buf = new(S3Buffers)
 	}
-	a := ActionOf(r.Op)
 	var d Decision
 	var err error
 	switch {

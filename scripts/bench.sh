@@ -47,6 +47,9 @@
 #                                   the caller) against an ungoverned one on the same serve
 #                                   (BENCH_HTTPBENCH_FLAGS); and a policy change on one serve →
 #                                   enforced by a second serve (p50/p99 over 50 changes).
+#   scripts/bench.sh mcp [--runs N] MCP query latency over a 1M-row masked table vs DuckDB
+#                                   over the masked copy directly (bench/mcp_query.py), on a
+#                                   stack it starts. Needs the venv.
 #   scripts/bench.sh raw [FLAGS…]   read-after-write (DESIGN §10): starts the whole stack
 #                                   (with Postgres and the catalog) on free ports; DuckDB
 #                                   commits N INSERTs into a DuckLake table, and after each
@@ -64,7 +67,7 @@ cd "$(dirname "$0")/.."
 repo=$(pwd)
 
 mode=${1:-}
-if [[ $mode != s3 && $mode != raw && $mode != compare && $mode != governance ]]; then
+if [[ $mode != s3 && $mode != raw && $mode != compare && $mode != governance && $mode != mcp ]]; then
   # shellcheck disable=SC2086
   exec go test -run '^$' -bench . -benchmem ${BENCH_PKGS:-./sigv4/... ./gateway/...} "$@"
 fi
@@ -169,6 +172,17 @@ if [[ $mode == raw ]]; then
     DUCKICELAKE_TEST_GATEWAY=http://$STACK_GATEWAY_ADDR DUCKICELAKE_TEST_CONFIG=$STACK_CONFIG \
     DUCKICELAKE_TEST_S3_REGION=$STACK_REGION DUCKICELAKE_BIN=$STACK_BIN \
     .venv/bin/python test/e2e/lakestack.py raw --out "$out" "$@"
+  exit
+fi
+
+if [[ $mode == mcp ]]; then
+  [[ ${STACK_GATEWAY_UP:-0} == 1 && $STACK_CATALOG == 1 ]] || stack_die "the stack has no catalog"
+  echo "== MCP query over a 1M-row masked table vs DuckDB over the export (bench/mcp_query.py)"
+  DUCKICELAKE_TEST_CATALOG_URL=$STACK_CATALOG_URL DUCKICELAKE_TEST_CATALOG_CREDENTIAL=$STACK_CATALOG_CREDENTIAL \
+    DUCKICELAKE_TEST_CATALOG_DSN=$STACK_PG_DSN_KV DUCKICELAKE_TEST_DATA_PATH=$STACK_DATA_PATH \
+    DUCKICELAKE_TEST_GATEWAY=http://$STACK_GATEWAY_ADDR DUCKICELAKE_TEST_CONFIG=$STACK_CONFIG \
+    DUCKICELAKE_TEST_S3_REGION=$STACK_REGION DUCKICELAKE_BIN=$STACK_BIN \
+    .venv/bin/python bench/mcp_query.py "$@"
   exit
 fi
 

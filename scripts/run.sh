@@ -198,6 +198,14 @@ EOF
   echo "  .venv/bin/python -c 'import sys, duckdb; print(duckdb.connect().execute(sys.stdin.read()).fetchall())' < $ducklake_sql"
   echo "  .venv/bin/python -c 'import sys, duckdb; print(duckdb.connect().execute(sys.stdin.read()).fetchall())' < $iceberg_sql"
   echo "  .venv/bin/python $pyiceberg_py"
+  cat <<EOF
+
+== agents: the seeds' 60-second walkthrough (README "Agents")
+  $STACK_BIN seed --config $STACK_CONFIG
+  DUCKICELAKE_DEMO_CLIENT=$STACK_CATALOG_CREDENTIAL $STACK_BIN demo -catalog $STACK_CATALOG_URL -extension-directory $repo/.venv/duckdb-extensions
+  MCP over streamable HTTP: $STACK_CATALOG_URL/mcp (Authorization: Bearer <token from $STACK_CATALOG_URL/v1/oauth/tokens>)
+  MCP over stdio:           DUCKICELAKE_MCP_CLIENT=$STACK_CATALOG_CREDENTIAL $STACK_BIN mcp -catalog $STACK_CATALOG_URL -principal <who> -extension-directory $repo/.venv/duckdb-extensions
+EOF
 elif [[ ${STACK_GATEWAY_UP:-0} == 1 ]]; then
   echo
   echo "The catalog is off (DUCKICELAKE_STACK_CATALOG=0 or no init command): the gateway runs alone."

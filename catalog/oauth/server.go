@@ -32,6 +32,11 @@ type Config struct {
 	MaxFailuresPerClient int
 	MaxFailuresPerIP     int
 	FailureWindow        time.Duration
+	// Services are in-process clients (the MCP server's broker): they have
+	// no secret, so the token endpoint never issues them a token; Mint
+	// does, and their tokens verify like any client's while the process
+	// that registered them runs.
+	Services []Client
 }
 
 // Defaults of Config.
@@ -118,6 +123,19 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		}
 		if _, err := governance.ParseScopes(c.Scopes); err != nil {
 			return nil, fmt.Errorf("oauth: client %q: %w", c.ID, err)
+		}
+		s.clients[c.ID] = c
+	}
+	for i := range cfg.Services {
+		c := &cfg.Services[i]
+		if s.clients[c.ID] != nil {
+			return nil, fmt.Errorf("oauth: client %q is reserved for an in-process service", c.ID)
+		}
+		if c.Secret != "" {
+			return nil, fmt.Errorf("oauth: service %q has a secret; services get tokens by Mint only", c.ID)
+		}
+		if _, err := governance.ParseScopes(c.Scopes); err != nil {
+			return nil, fmt.Errorf("oauth: service %q: %w", c.ID, err)
 		}
 		s.clients[c.ID] = c
 	}

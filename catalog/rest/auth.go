@@ -21,6 +21,8 @@ type Principal struct {
 
 	// gov are the parsed scopes (governance's grammar).
 	gov governance.Scopes
+	// session is the session context, set by broker delegation (delegate.go).
+	session
 }
 
 // devPrincipal is the caller in dev mode when no token is sent.
@@ -34,6 +36,7 @@ func newAuth(cfg *Config, key []byte, deps *Deps) (*oauth.Server, error) {
 		Clients:              cfg.Clients,
 		MaxFailuresPerClient: cfg.MaxAuthFailuresPerClient, MaxFailuresPerIP: cfg.MaxAuthFailuresPerIP,
 		FailureWindow: cfg.AuthFailureWindow,
+		Services:      []oauth.Client{{ID: BrokerService, Scopes: []string{governance.ScopeBroker, "ns:*:r"}}},
 	}, oauth.Deps{Logger: deps.Logger, Audit: deps.Audit, Now: deps.Now})
 }
 
@@ -53,6 +56,14 @@ func (s *Server) verifyToken(tok []byte) (*Principal, error) {
 
 // authenticate finds the request's principal from its bearer token.
 func (s *Server) authenticate(ctx *fasthttp.RequestCtx) (*Principal, error) {
+	p, err := s.tokenPrincipal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.delegate(ctx, p)
+}
+
+func (s *Server) tokenPrincipal(ctx *fasthttp.RequestCtx) (*Principal, error) {
 	h := ctx.Request.Header.Peek(fasthttp.HeaderAuthorization)
 	if len(h) == 0 {
 		if s.cfg.Dev {

@@ -2,6 +2,7 @@ package rest
 
 import (
 	"encoding/json"
+	"github.com/duckicelake/duckicelake/governance"
 	"net/url"
 	"strings"
 	"testing"
@@ -20,7 +21,7 @@ func authServer(t *testing.T, now *time.Time, clients []Client) *Server {
 		t.Fatal(err)
 	}
 	deps := Deps{Logger: zap.NewNop(), Now: func() time.Time { return *now }}
-	s := &Server{cfg: cfg, log: deps.Logger, now: deps.Now, routes: routeTable()}
+	s := &Server{cfg: cfg, log: deps.Logger, now: deps.Now, routes: routeTable(), sink: governance.Discard}
 	var err error
 	if s.auth, err = newAuth(&cfg, cfg.TokenKey, &deps); err != nil {
 		t.Fatal(err)

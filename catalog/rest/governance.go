@@ -70,9 +70,7 @@ var errNoGovernance = errorf(fasthttp.StatusNotAcceptable, TypeUnsupported,
 func (s *Server) governancePrincipal(r *request) governance.Principal { return s.principalOf(r.p) }
 
 // principalOf is p as governance sees it.
-func (s *Server) principalOf(p *Principal) governance.Principal {
-	return governance.Principal{ID: p.Subject, Actor: governance.ActorHuman, Channel: governance.ChannelREST, Catalog: s.cfg.Name, Scopes: p.gov}
-}
+func (s *Server) principalOf(p *Principal) governance.Principal { return p.govPrincipal(s.cfg.Name) }
 
 func (s *Server) author(r *request) admin.Author {
 	return admin.Author{Principal: s.governancePrincipal(r), RequestID: string(r.rc.Request.Header.Peek("X-Request-Id"))}

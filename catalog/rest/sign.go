@@ -109,9 +109,11 @@ type remoteSigner struct {
 
 // signerCredKey identifies what a cached credential was minted for.
 type signerCredKey struct {
-	subject, bucket, prefix string
-	access                  creds.Access
-	notAfter                int64 // the caller's token expiry, Unix seconds (0: none)
+	subject        string
+	session        session // an agent's credential is never a human's
+	bucket, prefix string
+	access         creds.Access
+	notAfter       int64 // the caller's token expiry, Unix seconds (0: none)
 }
 
 type signerCred struct {
@@ -537,12 +539,9 @@ func (rs *remoteSigner) authorize(ctx context.Context, p *Principal, sc *tableSc
 		}
 		return nil
 	}
-	claims := creds.Claims{
-		Principal: p.Subject, Actor: creds.ActorHuman, Channel: creds.ChannelREST, Catalog: rs.catalog,
-		Grants: []creds.Grant{{Bucket: sc.bucket, Prefix: sc.prefix, Access: a}},
-	}
-	gp := governance.Principal{ID: p.Subject, Actor: governance.ActorHuman, Channel: governance.ChannelREST,
-		Catalog: rs.catalog, Scopes: p.gov}
+	claims := p.claims(rs.catalog)
+	claims.Grants = []creds.Grant{{Bucket: sc.bucket, Prefix: sc.prefix, Access: a}}
+	gp := p.govPrincipal(rs.catalog)
 	d, err := governance.AdmitS3(ctx, rs.authz, &gp, &claims, req, keys, nil)
 	if err != nil {
 		rs.log.Warn("remote signing: authorizer failed; denied", zap.String("principal", p.Subject),
@@ -615,7 +614,7 @@ func (rs *remoteSigner) signerFor(p *Principal, sc *tableScope, a creds.Access, 
 	if rs.direct {
 		return rs.root, "", nil
 	}
-	key := signerCredKey{subject: p.Subject, bucket: sc.bucket, prefix: sc.prefix, access: a}
+	key := signerCredKey{subject: p.Subject, session: p.session, bucket: sc.bucket, prefix: sc.prefix, access: a}
 	if !p.Expiry.IsZero() {
 		key.notAfter = p.Expiry.Unix()
 	}
@@ -629,11 +628,10 @@ func (rs *remoteSigner) signerFor(p *Principal, sc *tableScope, a creds.Access, 
 	if !p.Expiry.IsZero() && p.Expiry.Before(exp) {
 		exp, capped = p.Expiry, true
 	}
-	m, err := rs.keyring.Mint(creds.Claims{
-		Principal: p.Subject, Actor: creds.ActorHuman, Channel: creds.ChannelREST, Catalog: rs.catalog,
-		Grants: []creds.Grant{{Bucket: sc.bucket, Prefix: sc.prefix, Access: a}},
-		Expiry: exp,
-	})
+	claims := p.claims(rs.catalog)
+	claims.Grants = []creds.Grant{{Bucket: sc.bucket, Prefix: sc.prefix, Access: a}}
+	claims.Expiry = exp
+	m, err := rs.keyring.Mint(claims)
 	if err != nil {
 		if capped {
 			return nil, "", notAuthorized("the access token expires too soon to sign with; get a new one")

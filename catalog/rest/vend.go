@@ -55,7 +55,7 @@ func (s *Server) vend(p *Principal, ns string, t ducklake.Table, readOnly bool) 
 	// may put files, not read what is there; a principal that reads a
 	// masked copy writes nothing.
 	access := p.gov.ObjectAccess(ns)
-	if readOnly {
+	if readOnly || p.isAgent() {
 		access &^= creds.Write
 	}
 	if access == 0 {
@@ -68,14 +68,10 @@ func (s *Server) vend(p *Principal, ns string, t ducklake.Table, readOnly bool) 
 	if !p.Expiry.IsZero() && (exp.IsZero() || p.Expiry.Before(exp)) {
 		exp = p.Expiry
 	}
-	m, err := s.keyring.Mint(creds.Claims{
-		Principal: p.Subject,
-		Actor:     creds.ActorHuman,
-		Channel:   creds.ChannelREST,
-		Catalog:   s.cfg.Name,
-		Grants:    []creds.Grant{{Bucket: bucket, Prefix: prefix, Access: access}},
-		Expiry:    exp,
-	})
+	claims := p.claims(s.cfg.Name)
+	claims.Grants = []creds.Grant{{Bucket: bucket, Prefix: prefix, Access: access}}
+	claims.Expiry = exp
+	m, err := s.keyring.Mint(claims)
 	if err != nil {
 		return nil, fmt.Errorf("vend credentials for %s.%s: %w", ns, t.Name, err)
 	}

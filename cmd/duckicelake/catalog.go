@@ -450,3 +450,12 @@ func (c *catalogService) Close() {
 		c.pool.Close()
 	}
 }
+
+// auditSink is the trail as a governance.Sink, nil (not a typed nil) when
+// there is none.
+func (c *catalogService) auditSink() governance.Sink {
+	if c.trail == nil {
+		return nil
+	}
+	return c.trail
+}

@@ -41,6 +41,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runServe(args[1:], stdout, stderr)
 	case "seed":
 		return runSeed(args[1:], stdout, stderr)
+	case "mcp":
+		return runMCP(args[1:], stdout, stderr)
+	case "demo":
+		return runDemo(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout)
 		return 0
@@ -62,6 +66,11 @@ commands:
             catalog.schema) and apply duckicelake's sidecar migrations; idempotent
   seed      load the sample dataset (analytics.customers, analytics.orders) through
             DuckLake; -governed also authors the demo mask (bob masked, alice not)
+  mcp       the governed MCP server for one agent session over stdio (agents read
+            through the catalog and the gateway; /mcp on serve's admin listener
+            serves it over streamable HTTP)
+  demo      the seeds' 60-second walkthrough on a running stack (bob masked, alice
+            clear, an agent masked over MCP, and the byte-level proof)
   creds     gateway credentials: mint, inspect (decode and verify a session token),
             keygen (a minting key), revoke (by vend id or token, in the catalog)
   version   print the version

@@ -185,6 +185,15 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer,
 	adminHandler := srv.AdminHandler(reg, nil)
 	if cat != nil {
 		adminHandler = catalogReady(srv.AdminHandler(reg, cat.Handler), cat.Ready, logger)
+		ms, err := newMCPServer(cfg, cat, "http://"+aln.Addr().String(), sink, logger)
+		if err != nil {
+			ln.Close()
+			aln.Close()
+			fmt.Fprintf(stderr, "duckicelake serve: mcp: %v\n", err)
+			return 1
+		}
+		defer ms.Close()
+		adminHandler = withMCP(adminHandler, ms, cat)
 	}
 	// The catalog listener admits connections itself, like the gateway's
 	// (internal/httplimit), and answers what fasthttp refuses before a

@@ -14,7 +14,6 @@ import (
 // Reasons the engine gives. They name no table and no value: the caller
 // named whatever they are about.
 const (
-	reasonAgentReadOnly  = "agent sessions are read-only"
 	reasonNotGranted     = "the table is not granted to the principal"
 	reasonGoverned       = "allowed by governance"
 	reasonListHidden     = "the listing would show files of a table not granted to the principal"
@@ -43,7 +42,7 @@ func (e *Engine) Authorize(ctx context.Context, p *governance.Principal, a gover
 		return d, nil
 	}
 	if p.IsAgent() && a.IsWrite() {
-		return governance.Denied(reasonAgentReadOnly), nil
+		return governance.Denied(governance.ReasonAgentReadOnly), nil
 	}
 	if a.IsS3() {
 		return e.authorizeS3(ctx, p, a, r)

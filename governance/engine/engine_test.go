@@ -145,7 +145,7 @@ func TestAgentsReadOnly(t *testing.T) {
 	for _, a := range []governance.Action{governance.ActionWriteObject, governance.ActionDeleteObject, governance.ActionCommitTable,
 		governance.ActionCreateTable, governance.ActionDropTable, governance.ActionCreateNamespace} {
 		r := governance.TableResource("analytics", "orders")
-		if d, err := ev.eng.Authorize(ctx, agent, a, &r); err != nil || d.Allow || d.Reason != reasonAgentReadOnly {
+		if d, err := ev.eng.Authorize(ctx, agent, a, &r); err != nil || d.Allow || d.Reason != governance.ReasonAgentReadOnly {
 			t.Errorf("agent %s = %+v, %v", a, d, err)
 		}
 	}

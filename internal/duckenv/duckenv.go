@@ -24,6 +24,19 @@ type S3 struct {
 	// PathStyle addresses buckets in the path (the default for
 	// S3-compatible backends here).
 	PathStyle bool
+	// Scope, when set, limits the secret to URLs under it
+	// ("s3://bucket/prefix/"): DuckDB picks the secret of the longest
+	// scope that matches.
+	Scope string
+}
+
+// SecretSQL is the CREATE SECRET statement that makes s DuckDB's S3 secret
+// named name (a plain lower-case name).
+func SecretSQL(name string, s S3) (string, error) {
+	if !plain(name) {
+		return "", fmt.Errorf("duckdb: secret name %q", name)
+	}
+	return secretSQL(name, s)
 }
 
 // Options configure an embedded DuckDB.
@@ -134,7 +147,7 @@ func secretSQL(name string, s S3) (string, error) {
 	}
 	parts := []string{"TYPE S3"}
 	for _, kv := range [][2]string{{"KEY_ID", s.AccessKeyID}, {"SECRET", s.Secret}, {"SESSION_TOKEN", s.SessionToken},
-		{"ENDPOINT", u.Host}, {"REGION", region}, {"URL_STYLE", style}} {
+		{"ENDPOINT", u.Host}, {"REGION", region}, {"URL_STYLE", style}, {"SCOPE", s.Scope}} {
 		if kv[1] == "" {
 			continue
 		}
