@@ -171,22 +171,40 @@ func plain(s string) bool {
 // path, read-only when readOnly. extra are further ATTACH options, written
 // by the caller (e.g. "DATA_INLINING_ROW_LIMIT 0").
 func AttachDuckLake(ctx context.Context, db *sql.DB, alias, dsn, schema, dataPath string, readOnly bool, extra ...string) error {
-	target, err := sqltext.String("ducklake:postgres:" + dsn)
+	q, err := AttachSQL(alias, dsn, schema, dataPath, readOnly, extra...)
 	if err != nil {
 		return err
+	}
+	if _, err := db.ExecContext(ctx, q); err != nil {
+		return fmt.Errorf("duckdb: attach the DuckLake catalog: %w", err)
+	}
+	return nil
+}
+
+// AttachSQL is the ATTACH statement AttachDuckLake runs, every name and
+// literal quoted: the one place it is written, for the embedded DuckDB and
+// for the statement DuckLake-direct vends hand their clients.
+func AttachSQL(alias, dsn, schema, dataPath string, readOnly bool, extra ...string) (string, error) {
+	target, err := sqltext.String("ducklake:postgres:" + dsn)
+	if err != nil {
+		return "", err
+	}
+	a, err := sqltext.Ident(alias)
+	if err != nil {
+		return "", err
 	}
 	opts := []string{}
 	if dataPath != "" {
 		p, err := sqltext.String(dataPath)
 		if err != nil {
-			return err
+			return "", err
 		}
 		opts = append(opts, "DATA_PATH "+p)
 	}
 	if schema != "" && schema != "public" {
 		s, err := sqltext.String(schema)
 		if err != nil {
-			return err
+			return "", err
 		}
 		opts = append(opts, "METADATA_SCHEMA "+s)
 	}
@@ -194,12 +212,9 @@ func AttachDuckLake(ctx context.Context, db *sql.DB, alias, dsn, schema, dataPat
 		opts = append(opts, "READ_ONLY")
 	}
 	opts = append(opts, extra...)
-	q := "ATTACH " + target + " AS " + sqltext.MustIdent(alias)
+	q := "ATTACH " + target + " AS " + a
 	if len(opts) > 0 {
 		q += " (" + strings.Join(opts, ", ") + ")"
 	}
-	if _, err := db.ExecContext(ctx, q); err != nil {
-		return fmt.Errorf("duckdb: attach the DuckLake catalog: %w", err)
-	}
-	return nil
+	return q, nil
 }
