@@ -171,6 +171,11 @@ func (s *Server) route(r *request, seg [][]byte) error {
 		return s.registerView(r)
 	case "functions":
 		return notImplemented(r)
+	case "ducklake-credentials":
+		if len(seg) != 3 {
+			return notFound(r)
+		}
+		return s.ducklakeCredentials(r)
 	default:
 		return notFound(r)
 	}

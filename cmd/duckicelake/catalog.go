@@ -27,6 +27,7 @@ import (
 	"github.com/duckicelake/duckicelake/export"
 	"github.com/duckicelake/duckicelake/governance/admin"
 	"github.com/duckicelake/duckicelake/governance/engine"
+	"github.com/duckicelake/duckicelake/governance/pgaccess"
 	"github.com/duckicelake/duckicelake/governance/sqlcheck"
 	"github.com/duckicelake/duckicelake/governance/store"
 	"github.com/duckicelake/duckicelake/internal/config"
@@ -43,6 +44,8 @@ var errNoCatalog = errors.New("no DuckLake catalog")
 // and the eager path's watchers.
 type catalogService struct {
 	pool *pgxpool.Pool
+	// direct vends DuckLake-direct reader roles (governance/pgaccess).
+	direct *pgaccess.Access
 	// authz is governance's Authorizer, which the gateway asks too.
 	authz *engine.Engine
 	// index maps S3 keys to tables, for the authorizer.
@@ -172,7 +175,8 @@ func openCatalog(ctx context.Context, cfg *config.Config, gatewayURL string, key
 		Objects:      root,
 		Authorizer:   c.authz,
 		Governance: &rest.Governance{Engine: c.authz, Admin: admin.New(c.gov, c.check), Store: c.gov,
-			Exports: c.exports, FailClosed: cfg.Governance.FailClosed},
+			Exports: c.exports, FailClosed: cfg.Governance.FailClosed,
+			Direct: &rest.DuckLakeDirect{Access: c.direct, OwnerDSN: string(cc.DSN), TTL: cc.VendTTL, Audit: c.trail}},
 		Logger: log,
 	})
 	if err != nil {

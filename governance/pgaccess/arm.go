@@ -32,6 +32,11 @@ const (
 	classTag
 	// classMapping: name mappings, by the column mappings the reader sees.
 	classMapping
+	// classNoRows: granted, and every row hidden. The index of inlined-row
+	// tables: readers are never granted those tables (raw rows with no
+	// table_id to police), and a reader told they exist would fail its
+	// scans on them, so it is told of none and reads the Parquet files.
+	classNoRows
 	// classUnknown: no table_id and not known: the vend fails closed.
 	classUnknown
 )
@@ -59,7 +64,7 @@ var known = map[string]class{
 	"ducklake_file_partition_value":         classFiles,
 	"ducklake_table_column_stats":           classFiles,
 	"ducklake_table_stats":                  classFiles,
-	"ducklake_inlined_data_tables":          classFiles,
+	"ducklake_inlined_data_tables":          classNoRows,
 }
 
 // classify says how table name (with or without a table_id column) is
@@ -263,6 +268,8 @@ func (a *Access) tableSQL(t *catalogTable) []string {
 		using = `table_id IN (SELECT ` + a.t(fnFiles) + `())`
 	case classTag:
 		using = `object_id NOT IN (SELECT ` + a.t(fnHidden) + `())`
+	case classNoRows:
+		using = `false`
 	case classMapping:
 		// The reader's own view of the column mappings, itself policed.
 		using = `mapping_id IN (SELECT mapping_id FROM ` + a.t("ducklake_column_mapping") + `)`

@@ -79,7 +79,7 @@ func Open(ctx context.Context, opts Options) (*sql.DB, error) {
 		init = append(init, "LOAD "+e)
 	}
 	if opts.S3.Endpoint != "" {
-		s, err := secretSQL("duckicelake_s3", opts.S3)
+		s, err := SecretSQL("duckicelake_s3", opts.S3, "")
 		if err != nil {
 			return nil, err
 		}
@@ -118,8 +118,14 @@ func hint(err error, opts Options) error {
 	return err
 }
 
-// secretSQL is the CREATE SECRET statement for s.
-func secretSQL(name string, s S3) (string, error) {
+// SecretSQL is the CREATE SECRET statement for s, named name (quoted
+// here), for the URLs under scope when scope is set: the embedded DuckDB's,
+// and the one DuckLake-direct vends hand their clients.
+func SecretSQL(name string, s S3, scope string) (string, error) {
+	qn, err := sqltext.Ident(name)
+	if err != nil {
+		return "", err
+	}
 	u, err := url.Parse(s.Endpoint)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return "", fmt.Errorf("duckdb: S3 endpoint %q: want http(s)://host[:port]", s.Endpoint)
@@ -134,7 +140,7 @@ func secretSQL(name string, s S3) (string, error) {
 	}
 	parts := []string{"TYPE S3"}
 	for _, kv := range [][2]string{{"KEY_ID", s.AccessKeyID}, {"SECRET", s.Secret}, {"SESSION_TOKEN", s.SessionToken},
-		{"ENDPOINT", u.Host}, {"REGION", region}, {"URL_STYLE", style}} {
+		{"ENDPOINT", u.Host}, {"REGION", region}, {"URL_STYLE", style}, {"SCOPE", scope}} {
 		if kv[1] == "" {
 			continue
 		}
@@ -145,7 +151,7 @@ func secretSQL(name string, s S3) (string, error) {
 		parts = append(parts, kv[0]+" "+lit)
 	}
 	parts = append(parts, fmt.Sprintf("USE_SSL %t", u.Scheme == "https"))
-	return "CREATE OR REPLACE SECRET " + name + " (" + strings.Join(parts, ", ") + ")", nil
+	return "CREATE OR REPLACE SECRET " + qn + " (" + strings.Join(parts, ", ") + ")", nil
 }
 
 // redact keeps secrets out of error messages.
