@@ -29,7 +29,13 @@ type lake struct {
 
 func newLake(t *testing.T) *lake {
 	t.Helper()
-	l := govtest.New(t, "CALL lake.set_option('data_inlining_row_limit', 0)")
+	return newLakeWith(t, "CALL lake.set_option('data_inlining_row_limit', 0)")
+}
+
+// newLakeWith is newLake after setup (DuckDB statements) ran first.
+func newLakeWith(t *testing.T, setup ...string) *lake {
+	t.Helper()
+	l := govtest.New(t, setup...)
 	l.Exec(t, govtest.Customers...)
 	l.Exec(t, "INSERT INTO lake.analytics.orders VALUES (1, 1, 10.5), (2, 2, 99.0)")
 	ctx := context.Background()
@@ -86,15 +92,21 @@ func readerDSN(t *testing.T, l *lake, r pgaccess.Role) string {
 	return dsn
 }
 
-func TestReaderSeesOnlyGrantedTables(t *testing.T) {
-	l := newLake(t)
-	r := l.vend(t, pgaccess.TableAccess{TableID: l.customers, Files: true})
-	db := l.duck(t, readerDSN(t, l, r))
+// customers counts lake.analytics.customers in db.
+func customers(t *testing.T, db *sql.DB) int {
+	t.Helper()
 	var n int
 	if err := db.QueryRow(`SELECT count(*) FROM lake.analytics.customers`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
-	if n != 2 {
+	return n
+}
+
+func TestReaderSeesOnlyGrantedTables(t *testing.T) {
+	l := newLake(t)
+	r := l.vend(t, pgaccess.TableAccess{TableID: l.customers, Files: true})
+	db := l.duck(t, readerDSN(t, l, r))
+	if n := customers(t, db); n != 2 {
 		t.Errorf("customers: %d rows, want 2", n)
 	}
 	_, err := db.Exec(`SELECT count(*) FROM lake.analytics.orders`)
@@ -243,11 +255,7 @@ func TestFilesHidden(t *testing.T) {
 	ctx := context.Background()
 	r := l.vend(t, pgaccess.TableAccess{TableID: l.customers, Files: false})
 	db := l.duck(t, readerDSN(t, l, r))
-	var n int
-	if err := db.QueryRow(`SELECT count(*) FROM lake.analytics.customers`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	if n != 0 {
+	if n := customers(t, db); n != 0 {
 		t.Errorf("customers: %d rows through hidden files, want 0", n)
 	}
 	c, err := connect(t, l, r)
@@ -271,13 +279,7 @@ func TestOwnerInsertShowsInOpenSession(t *testing.T) {
 	l := newLake(t)
 	r := l.vend(t, pgaccess.TableAccess{TableID: l.customers, Files: true})
 	db := l.duck(t, readerDSN(t, l, r))
-	count := func() int {
-		var n int
-		if err := db.QueryRow(`SELECT count(*) FROM lake.analytics.customers`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	count := func() int { return customers(t, db) }
 	if n := count(); n != 2 {
 		t.Fatalf("before: %d rows", n)
 	}
