@@ -13,8 +13,15 @@
 #   psql    run psql on database "ducklake" of this cluster.
 #
 # The server listens on 127.0.0.1 only and on a unix socket in its data
-# directory, with trust authentication: it is a throwaway for local work, never
-# a server to expose.
+# directory. TCP logins authenticate with scram-sha-256, so the passwords and
+# expiries of the reader roles DuckLake-direct vends are really checked: the
+# superuser's password is generated on first start into <cluster dir>/password
+# (mode 0600) and is part of every DSN this script prints. The unix socket
+# (in the data directory, reachable only by its owner) stays trust, for the
+# script's own administration. A cluster made by an older version of this
+# script (trust over TCP) is switched over on its next start. It is still a
+# throwaway for local work, never a server to expose (README gives the
+# production pg_hba.conf).
 #
 # Env:
 #   DUCKICELAKE_PG_DSN   use this server instead: start/stop/status touch
@@ -38,6 +45,7 @@ pgdir=${DUCKICELAKE_PG_DIR:-$repo/.dev/pg}
 port=${DUCKICELAKE_PG_PORT:-5433}
 data=$pgdir/data
 log=$pgdir/postgres.log
+pwfile=$pgdir/password
 
 die() {
   echo "pg.sh: $*" >&2
@@ -88,12 +96,18 @@ find_bin() {
   die "PostgreSQL server binaries (initdb, pg_ctl) not found; install them (Debian: apt-get install postgresql) or set DUCKICELAKE_PG_BIN"
 }
 
-# dsn_of prints the DSN for a server on the given port.
+# password prints the superuser's password (empty before the first start).
+password() { if [[ -r $pwfile ]]; then cat "$pwfile"; fi; }
+
+# dsn_of prints the DSN for a server on the given port, with the password.
+# The password is alphanumeric: neither form needs to quote it.
 dsn_of() {
+  local pw
+  pw=$(password)
   if [[ ${1:-} == --kv ]]; then
-    echo "host=127.0.0.1 port=$2 user=$superuser dbname=$dbname sslmode=disable"
+    echo "host=127.0.0.1 port=$2 user=$superuser${pw:+ password=$pw} dbname=$dbname sslmode=disable"
   else
-    echo "postgres://$superuser@127.0.0.1:$2/$dbname?sslmode=disable"
+    echo "postgres://$superuser${pw:+:$pw}@127.0.0.1:$2/$dbname?sslmode=disable"
   fi
 }
 
@@ -159,7 +173,7 @@ case $cmd in
     ;;
   psql)
     p=$(running_port) || die "not running; scripts/pg.sh start first"
-    exec "$bin/psql" -X -h 127.0.0.1 -p "$p" -U "$superuser" -d "$dbname" "$@"
+    PGPASSWORD=$(password) exec "$bin/psql" -X -h 127.0.0.1 -p "$p" -U "$superuser" -d "$dbname" "$@"
     ;;
   *) usage ;;
 esac
@@ -177,9 +191,17 @@ if [[ -n $runas ]]; then
     die "user $runas cannot reach $pgdir (a parent directory is not traversable); set DUCKICELAKE_PG_DIR to a path it can reach"
 fi
 
+# The superuser's password, generated once (alphanumeric, 32 characters).
+if [[ ! -s $pwfile ]]; then
+  # (No pipe into head: under pipefail the writer's SIGPIPE would fail the script.)
+  pw=$(head -c 512 /dev/urandom | LC_ALL=C tr -dc 'A-Za-z0-9')
+  (umask 077 && printf '%s' "${pw:0:32}" >"$pwfile")
+fi
+chmod 600 "$pwfile"
+
 if [[ ! -f $data/PG_VERSION ]]; then
   rm -rf "$data"
-  as_owner "$bin/initdb" -D "$data" -U "$superuser" --auth=trust \
+  as_owner "$bin/initdb" -D "$data" -U "$superuser" --auth-local=trust --auth-host=scram-sha-256 \
     --encoding=UTF8 --locale=C >"$pgdir/initdb.log" 2>&1 ||
     {
       cat "$pgdir/initdb.log" >&2
@@ -195,7 +217,14 @@ fsync = off
 synchronous_commit = off
 full_page_writes = off
 max_connections = 200
+password_encryption = scram-sha-256
 EOF
+fi
+
+# Clusters from before scram: TCP lines that trust become scram-sha-256
+# (read at start, below).
+if grep -Eq '^[[:space:]]*host.*[[:space:]]trust[[:space:]]*$' "$data/pg_hba.conf"; then
+  as_owner sed -i -E '/^[[:space:]]*host/ s/[[:space:]]trust[[:space:]]*$/ scram-sha-256/' "$data/pg_hba.conf"
 fi
 
 touch "$log"
@@ -207,7 +236,10 @@ if ! as_owner "$bin/pg_ctl" start -D "$data" -l "$log" -w -t 60 -o "-p $port" >/
   die "could not start PostgreSQL on 127.0.0.1:$port (see $log)"
 fi
 
-psql=("$bin/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$port" -U "$superuser")
+# Administration goes over the data directory's unix socket (trust), which
+# also sets the password on a cluster that has none yet (or another one).
+psql=("$bin/psql" -X -q -v ON_ERROR_STOP=1 -h "$data" -p "$port" -U "$superuser")
+"${psql[@]}" -d postgres -c "ALTER ROLE $superuser PASSWORD '$(password)'" >/dev/null
 if [[ $("${psql[@]}" -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$dbname'") != 1 ]]; then
   "${psql[@]}" -d postgres -c "CREATE DATABASE $dbname" >/dev/null
 fi

@@ -261,7 +261,7 @@ stack_start_pg() {
   # pg_ctl daemonises: there is no child pid to track; stack_stop stops it
   # by its data directory.
   STACK_PG_STARTED=1
-  stack_log "postgres: $STACK_PG_DSN (data $STACK_PG_DIR)"
+  stack_log "postgres: $(stack_redact_dsn "$STACK_PG_DSN") (data $STACK_PG_DIR; password in $STACK_PG_DIR/password)"
 }
 
 # stack_stop_pg stops the private Postgres of this state directory, if it runs.

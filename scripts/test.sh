@@ -185,7 +185,7 @@ fi
 unset DUCKICELAKE_TEST_PG_DSN
 if [[ ${STACK_PG_STARTED:-0} == 1 ]]; then
   export DUCKICELAKE_TEST_PG_DSN=$STACK_PG_DSN
-  echo "postgres: $STACK_PG_DSN"
+  echo "postgres: $(stack_redact_dsn "$STACK_PG_DSN")"
 else
   echo "postgres: not running; tests that need Postgres skip (or fail under CI=true)"
 fi

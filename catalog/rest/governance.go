@@ -36,6 +36,8 @@ type Governance struct {
 	// FailClosed makes the cooperative tier deny on a governance error
 	// instead of serving unmasked with an audit record.
 	FailClosed bool
+	// Direct vends DuckLake-direct reader roles; nil refuses the vends.
+	Direct *DuckLakeDirect
 }
 
 // changed makes this process enforce a change at once; the others learn of

@@ -55,6 +55,9 @@ func hasMat(s *Server) bool     { return s.mat != nil }
 func hasSigner(s *Server) bool  { return s.signer != nil }
 func hasObjects(s *Server) bool { return s.objects != nil }
 func hasGov(s *Server) bool     { return s.gov != nil }
+func hasDirect(s *Server) bool {
+	return s.gov != nil && s.gov.Direct != nil && s.gov.Direct.Access != nil
+}
 func canRegisterTable(s *Server) bool {
 	return s.objects != nil && s.mat != nil
 }
@@ -64,6 +67,7 @@ const (
 	offSigner  = "remote signing is not configured on this catalog"
 	offObjects = "this catalog has no storage client to read metadata files with"
 	offGov     = "governance is not configured on this catalog"
+	offDirect  = "DuckLake-direct vends are not configured on this catalog (they need governance and the catalog's Postgres)"
 )
 
 // routeTable is every route, in the order /v1/config lists them. Built
@@ -105,6 +109,7 @@ func routeTable() []route {
 
 		{method: "POST", pattern: ns + "/register", action: governance.ActionRegisterTable, handle: (*Server).registerTable, spec: true, enabled: canRegisterTable, off: offObjects, handlerRefusesOff: true},
 		{method: "POST", pattern: ns + "/register-view", action: governance.ActionRegisterView, handle: (*Server).registerView, spec: true, enabled: hasObjects, off: offObjects, handlerRefusesOff: true},
+		{method: "GET", pattern: ns + "/ducklake-credentials", action: governance.ActionVendDuckLake, handle: (*Server).ducklakeCredentials, enabled: hasDirect, off: offDirect},
 
 		// The legacy signer path (PyIceberg's s3.signer default).
 		{method: "POST", pattern: "/v1/aws/s3/sign", action: governance.ActionSignRequest, handle: (*Server).signLegacy, scopedByHandler: true, enabled: hasSigner, off: offSigner},

@@ -30,6 +30,7 @@ import (
 	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/governance/admin"
 	"github.com/duckicelake/duckicelake/governance/engine"
+	"github.com/duckicelake/duckicelake/governance/pgaccess"
 	"github.com/duckicelake/duckicelake/governance/sqlcheck"
 	"github.com/duckicelake/duckicelake/governance/store"
 	"github.com/duckicelake/duckicelake/internal/config"
@@ -46,6 +47,8 @@ var errNoCatalog = errors.New("no DuckLake catalog")
 // and the eager path's watchers.
 type catalogService struct {
 	pool *pgxpool.Pool
+	// direct vends DuckLake-direct reader roles (governance/pgaccess).
+	direct *pgaccess.Access
 	// authz is governance's Authorizer, which the gateway asks too.
 	authz *engine.Engine
 	// index maps S3 keys to tables, for the authorizer.
@@ -184,7 +187,8 @@ func openCatalog(ctx context.Context, cfg *config.Config, gatewayURL string, key
 		Objects:      root,
 		Authorizer:   c.authz,
 		Governance: &rest.Governance{Engine: c.authz, Admin: admin.New(c.gov, c.check), Store: c.gov,
-			Exports: c.exports, FailClosed: cfg.Governance.FailClosed},
+			Exports: c.exports, FailClosed: cfg.Governance.FailClosed,
+			Direct: &rest.DuckLakeDirect{Access: c.direct, OwnerDSN: string(cc.DSN), TTL: cc.VendTTL}},
 		// The catalog's events (token requests included) go where the gateway's do: the JSON audit
 		// log and the Postgres trail (read decisions written synchronously).
 		Audit:   governance.Tee(audit, c.trail),

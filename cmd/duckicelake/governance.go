@@ -12,6 +12,7 @@ import (
 	"github.com/duckicelake/duckicelake/export"
 	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/governance/engine"
+	"github.com/duckicelake/duckicelake/governance/pgaccess"
 	"github.com/duckicelake/duckicelake/governance/sqlcheck"
 	"github.com/duckicelake/duckicelake/governance/store"
 	"github.com/duckicelake/duckicelake/internal/config"
@@ -66,10 +67,18 @@ func (c *catalogService) openGovernance(ctx context.Context, cfg *config.Config,
 	}
 	c.trail = c.gov.NewTrailWriter(store.TrailOptions{Buffer: cfg.Governance.AuditBuffer, Logger: c.log,
 		OnWrite: func(n int) { c.auditWritten.Add(int64(n)) }, OnDrop: func(n int) { c.auditDropped.Add(int64(n)) }})
+	if c.direct, err = pgaccess.New(ctx, c.pool, pgaccess.Config{Schema: c.schema, Logger: c.log}); err != nil {
+		return err
+	}
+	// Every process arms at start; one that cannot (its role does not own
+	// the catalog tables) still serves, and its vends fail closed.
+	if err := c.direct.Arm(ctx); err != nil {
+		c.log.Warn("DuckLake-direct: row-level security not armed; vends are refused until it is", zap.Error(err))
+	}
 
 	gctx, cancel := context.WithCancel(context.Background())
 	c.govCancel = cancel
-	c.wg.Add(2)
+	c.wg.Add(3)
 	go func() {
 		defer c.wg.Done()
 		if err := c.authz.Watch(gctx, pgnotify.FromPool(c.pool), c.schema); err != nil && gctx.Err() == nil {
@@ -79,6 +88,10 @@ func (c *catalogService) openGovernance(ctx context.Context, cfg *config.Config,
 	go func() {
 		defer c.wg.Done()
 		c.sweep(gctx, cfg)
+	}()
+	go func() {
+		defer c.wg.Done()
+		c.sweepReaders(gctx, time.Minute)
 	}()
 	return nil
 }
@@ -153,5 +166,26 @@ func (c *catalogService) sweep(ctx context.Context, cfg *config.Config) {
 		} else if n > 0 {
 			c.log.Info("governance: audit rows past retention deleted", zap.Int64("rows", n))
 		}
+	}
+}
+
+// sweepReaders drops expired DuckLake-direct reader roles every interval.
+// Every process sweeps; a role another dropped first is skipped.
+func (c *catalogService) sweepReaders(ctx context.Context, interval time.Duration) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		sctx, cancel := context.WithTimeout(ctx, interval)
+		if n, err := c.direct.Sweep(sctx); err != nil {
+			c.log.Warn("DuckLake-direct: sweep of expired reader roles", zap.Error(err))
+		} else if n > 0 {
+			c.log.Info("DuckLake-direct: expired reader roles dropped", zap.Int("roles", n))
+		}
+		cancel()
 	}
 }

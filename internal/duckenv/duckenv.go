@@ -30,15 +30,6 @@ type S3 struct {
 	Scope string
 }
 
-// SecretSQL is the CREATE SECRET statement that makes s DuckDB's S3 secret
-// named name (a plain lower-case name).
-func SecretSQL(name string, s S3) (string, error) {
-	if !plain(name) {
-		return "", fmt.Errorf("duckdb: secret name %q", name)
-	}
-	return secretSQL(name, s)
-}
-
 // Options configure an embedded DuckDB.
 type Options struct {
 	// ExtensionDirectory holds the extensions (DuckDB's layout:
@@ -92,7 +83,7 @@ func Open(ctx context.Context, opts Options) (*sql.DB, error) {
 		init = append(init, "LOAD "+e)
 	}
 	if opts.S3.Endpoint != "" {
-		s, err := secretSQL("duckicelake_s3", opts.S3)
+		s, err := SecretSQL("duckicelake_s3", opts.S3)
 		if err != nil {
 			return nil, err
 		}
@@ -131,8 +122,14 @@ func hint(err error, opts Options) error {
 	return err
 }
 
-// secretSQL is the CREATE SECRET statement for s.
-func secretSQL(name string, s S3) (string, error) {
+// SecretSQL is the CREATE SECRET statement for s, named name (quoted
+// here), for the URLs under s.Scope when it is set: the embedded DuckDB's,
+// the MCP executor's, and the one DuckLake-direct vends hand their clients.
+func SecretSQL(name string, s S3) (string, error) {
+	qn, err := sqltext.Ident(name)
+	if err != nil {
+		return "", err
+	}
 	u, err := url.Parse(s.Endpoint)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return "", fmt.Errorf("duckdb: S3 endpoint %q: want http(s)://host[:port]", s.Endpoint)
@@ -158,7 +155,7 @@ func secretSQL(name string, s S3) (string, error) {
 		parts = append(parts, kv[0]+" "+lit)
 	}
 	parts = append(parts, fmt.Sprintf("USE_SSL %t", u.Scheme == "https"))
-	return "CREATE OR REPLACE SECRET " + name + " (" + strings.Join(parts, ", ") + ")", nil
+	return "CREATE OR REPLACE SECRET " + qn + " (" + strings.Join(parts, ", ") + ")", nil
 }
 
 // redact keeps secrets out of error messages.
@@ -184,22 +181,40 @@ func plain(s string) bool {
 // path, read-only when readOnly. extra are further ATTACH options, written
 // by the caller (e.g. "DATA_INLINING_ROW_LIMIT 0").
 func AttachDuckLake(ctx context.Context, db *sql.DB, alias, dsn, schema, dataPath string, readOnly bool, extra ...string) error {
-	target, err := sqltext.String("ducklake:postgres:" + dsn)
+	q, err := AttachSQL(alias, dsn, schema, dataPath, readOnly, extra...)
 	if err != nil {
 		return err
+	}
+	if _, err := db.ExecContext(ctx, q); err != nil {
+		return fmt.Errorf("duckdb: attach the DuckLake catalog: %w", err)
+	}
+	return nil
+}
+
+// AttachSQL is the ATTACH statement AttachDuckLake runs, every name and
+// literal quoted: the one place it is written, for the embedded DuckDB and
+// for the statement DuckLake-direct vends hand their clients.
+func AttachSQL(alias, dsn, schema, dataPath string, readOnly bool, extra ...string) (string, error) {
+	target, err := sqltext.String("ducklake:postgres:" + dsn)
+	if err != nil {
+		return "", err
+	}
+	a, err := sqltext.Ident(alias)
+	if err != nil {
+		return "", err
 	}
 	opts := []string{}
 	if dataPath != "" {
 		p, err := sqltext.String(dataPath)
 		if err != nil {
-			return err
+			return "", err
 		}
 		opts = append(opts, "DATA_PATH "+p)
 	}
 	if schema != "" && schema != "public" {
 		s, err := sqltext.String(schema)
 		if err != nil {
-			return err
+			return "", err
 		}
 		opts = append(opts, "METADATA_SCHEMA "+s)
 	}
@@ -207,12 +222,9 @@ func AttachDuckLake(ctx context.Context, db *sql.DB, alias, dsn, schema, dataPat
 		opts = append(opts, "READ_ONLY")
 	}
 	opts = append(opts, extra...)
-	q := "ATTACH " + target + " AS " + sqltext.MustIdent(alias)
+	q := "ATTACH " + target + " AS " + a
 	if len(opts) > 0 {
 		q += " (" + strings.Join(opts, ", ") + ")"
 	}
-	if _, err := db.ExecContext(ctx, q); err != nil {
-		return fmt.Errorf("duckdb: attach the DuckLake catalog: %w", err)
-	}
-	return nil
+	return q, nil
 }

@@ -1,0 +1,266 @@
+package rest
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/valyala/fasthttp"
+	"go.uber.org/zap"
+
+	"github.com/duckicelake/duckicelake/catalog/ducklake"
+	"github.com/duckicelake/duckicelake/governance"
+	"github.com/duckicelake/duckicelake/governance/pgaccess"
+	"github.com/duckicelake/duckicelake/governance/sqltext"
+	"github.com/duckicelake/duckicelake/internal/duckenv"
+)
+
+// DuckLake-direct vends: GET /v1/{prefix}/namespaces/{ns}/ducklake-credentials
+// [?table=t] hands a DuckDB client what it needs to ATTACH the DuckLake
+// catalog itself, governed: a fresh Postgres reader role (governance/
+// pgaccess) that sees, through row-level security, only the tables the
+// principal's plans let it see in the vend's scope (the table, or the
+// namespace), their files only where it may read their bytes raw; a
+// read-only gateway credential for the same scope; and the statements to
+// run. Every vend, granted or refused, is audited.
+
+// DuckLakeDirect configures DuckLake-direct vends.
+type DuckLakeDirect struct {
+	// Access creates the reader roles.
+	Access *pgaccess.Access
+	// OwnerDSN is the catalog's DSN: reader DSNs take its host, port,
+	// database and TLS settings (never its user or password).
+	OwnerDSN string
+	// TTL is a reader role's lifetime (the catalog's vend TTL when zero),
+	// capped by the caller's token.
+	TTL time.Duration
+}
+
+// ducklakeCredentials is the vend's answer.
+type ducklakeCredentials struct {
+	Role      string `json:"role"`
+	DSN       string `json:"dsn"`
+	ExpiresAt string `json:"expires_at"`
+	Alias     string `json:"alias"`
+	DataPath  string `json:"data_path"`
+	// Attach is the ATTACH statement (read-only); SecretSQL the CREATE
+	// SECRET for the gateway credential; PostAttachSQL what to run after
+	// attaching, in order.
+	Attach        string   `json:"attach"`
+	SecretSQL     string   `json:"secret_sql,omitempty"`
+	PostAttachSQL []string `json:"post_attach_sql"`
+	// StorageCredentials is the gateway credential, as Iceberg's
+	// LoadCredentials has it.
+	StorageCredentials []storageCredential `json:"storage-credentials"`
+	// Tables are the tables the role sees, and Restricted those of them it
+	// sees without their rows (masked or filtered for this principal: no
+	// masking view serves them on this path yet, so their base rows stay
+	// hidden rather than served raw).
+	Tables      []string `json:"tables"`
+	Restricted  []string `json:"restricted_tables"`
+	MaskedViews []string `json:"masked_views"`
+	Enforcement string   `json:"enforcement"`
+}
+
+// directAlias is the attach alias the statements use.
+const directAlias = "lake"
+
+// reasonAgentReadOnly is the audited reason of an agent's write vend.
+const reasonAgentReadOnly = "error_agent_readonly: agent sessions are read-only at the data plane"
+
+// ducklakeCredentials serves the vend.
+func (s *Server) ducklakeCredentials(r *request) error {
+	if !r.rc.IsGet() {
+		return methodNotAllowed(r.rc, "GET")
+	}
+	p := s.governancePrincipal(r)
+	args := r.rc.QueryArgs()
+	if v := string(args.Peek("actor")); v != "" {
+		// A session may declare itself an agent (never the reverse).
+		if v != governance.ActorAgent && v != governance.ActorHuman {
+			return badRequest("actor must be human or agent")
+		}
+		if v == governance.ActorAgent {
+			p.Actor = v
+		}
+	}
+	r.table = string(args.Peek("table"))
+	out, err := s.vendDirect(r, &p, args)
+	if aerr := s.auditDirect(r, &p, out, err); aerr != nil && err == nil {
+		// A vend not on the record is not handed out (its role expires
+		// unused).
+		return errorf(fasthttp.StatusServiceUnavailable, TypeServiceUnavailable, "the audit trail is unavailable; no credential was vended")
+	}
+	if err != nil {
+		return err
+	}
+	r.rc.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
+	return writeJSON(r.rc, out)
+}
+
+func (s *Server) vendDirect(r *request, p *governance.Principal, args *fasthttp.Args) (*ducklakeCredentials, error) {
+	// Read on the namespace is the route's (authorizeRoute).
+	if w := string(args.Peek("write")); w != "" && w != "0" && w != "false" {
+		if p.ActorOrDefault() == governance.ActorAgent {
+			return nil, forbidden("%s: an agent session is vended no write access", governance.ReasonAgentReadOnly)
+		}
+		if !s.principalAllows(r.p, governance.ActionCommitTable, r.ns) {
+			return nil, forbidden("the token may not change namespace %s", r.ns)
+		}
+		// DuckLake's commit writes ducklake_snapshot and
+		// ducklake_snapshot_changes rows that name no table, and allocates
+		// catalog and file ids for the whole catalog in them: RLS cannot
+		// confine that to a namespace, so no write role is vended.
+		return nil, badRequest("write vends are not offered: a DuckLake commit writes catalog-wide rows (snapshots, their change lists, id counters) " +
+			"that row-level security cannot confine to a namespace; write through the Iceberg REST API or with the owner's credentials")
+	}
+	if s.gov == nil || s.gov.Direct == nil || s.gov.Direct.Access == nil {
+		return nil, unsupported("%s", "DuckLake-direct vends are not configured on this catalog (they need governance and the catalog's Postgres)")
+	}
+	d := s.gov.Direct
+	snap, err := s.currentSnapshot(r.ctx)
+	if err != nil {
+		return nil, err
+	}
+	schemas, err := s.reader.Schemas(r.ctx, snap)
+	if err != nil {
+		return nil, err
+	}
+	var schema *ducklake.Schema
+	for i := range schemas {
+		if schemas[i].Name == r.ns {
+			schema = &schemas[i]
+		}
+	}
+	if schema == nil {
+		return nil, noSuchNamespace(r.ns)
+	}
+	var scope []ducklake.Table
+	if r.table != "" {
+		t, err := s.tableAt(r.ctx, snap, r.ns, r.table)
+		if err != nil {
+			return nil, err
+		}
+		scope = []ducklake.Table{t}
+	} else {
+		all, err := s.reader.Tables(r.ctx, snap)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range all {
+			if t.SchemaID == schema.ID {
+				scope = append(scope, t)
+			}
+		}
+	}
+
+	out := &ducklakeCredentials{Alias: directAlias, DataPath: s.dataPath, Tables: []string{}, Restricted: []string{},
+		MaskedViews: []string{}, PostAttachSQL: []string{}, StorageCredentials: []storageCredential{}, Enforcement: "row-level-security"}
+	var grants []pgaccess.TableAccess
+	for _, t := range scope {
+		pl, _, ok, err := s.gov.Engine.PlanTable(r.ctx, p, r.ns, t.Name)
+		if err != nil {
+			s.log.Error("governance: plan failed; no DuckLake-direct vend", zap.String("table", r.ns+"."+t.Name), zap.Error(err))
+			return nil, errGovernanceUnavailable
+		}
+		if !ok {
+			continue // dropped meanwhile
+		}
+		if !pl.Visible {
+			if r.table != "" {
+				return nil, noSuchTable(r.ns, r.table)
+			}
+			continue
+		}
+		// A table governed for this principal keeps its base rows hidden:
+		// served raw it would skip the masks and filters.
+		files := !pl.Governed()
+		grants = append(grants, pgaccess.TableAccess{TableID: t.ID, Files: files})
+		out.Tables = append(out.Tables, r.ns+"."+t.Name)
+		if !files {
+			out.Restricted = append(out.Restricted, r.ns+"."+t.Name)
+		}
+	}
+
+	ttl := d.TTL
+	if ttl <= 0 {
+		ttl = s.cfg.VendTTL
+	}
+	if ttl <= 0 {
+		ttl = time.Hour
+	}
+	exp := s.now().Add(ttl)
+	if !r.p.Expiry.IsZero() && r.p.Expiry.Before(exp) {
+		exp = r.p.Expiry
+	}
+	scopeName := r.ns
+	if r.table != "" {
+		scopeName += "." + r.table
+	}
+	role, err := d.Access.CreateRole(r.ctx, pgaccess.Grant{Principal: p.ID, Scope: scopeName, Tables: grants, Expiry: exp})
+	if err != nil {
+		var ue *pgaccess.UnknownTableError
+		switch {
+		case errors.As(err, &ue):
+			s.log.Error("DuckLake-direct: a catalog table cannot be policed; no reader role vended", zap.Strings("tables", ue.Tables))
+			return nil, errorf(fasthttp.StatusServiceUnavailable, TypeServiceUnavailable,
+				"the DuckLake catalog holds tables this catalog build cannot police with row-level security; no reader role is vended (see the catalog log)")
+		case errors.Is(err, pgaccess.ErrNoExpiry):
+			return nil, forbidden("the token expires too soon for a DuckLake-direct vend")
+		}
+		s.log.Error("DuckLake-direct: reader role not created", zap.Error(err))
+		return nil, errorf(fasthttp.StatusServiceUnavailable, TypeServiceUnavailable, "no reader role could be created; retry")
+	}
+	out.Role, out.ExpiresAt = role.Name, role.Expiry.Format(time.RFC3339)
+	if out.DSN, err = pgaccess.ReaderDSN(d.OwnerDSN, role); err != nil {
+		return nil, err
+	}
+	if out.Attach, err = pgaccess.Attach(directAlias, out.DSN, s.cfg.Schema, s.dataPath); err != nil {
+		return nil, err
+	}
+	out.PostAttachSQL = append(out.PostAttachSQL, "USE "+sqltext.MustIdent(directAlias)+"."+sqltext.MustIdent(r.ns))
+
+	// The gateway credential: read-only, the table's path (its masked
+	// copy's for a principal held to it) or the namespace's.
+	target := ducklake.Table{Name: r.table, Path: schema.Path}
+	if r.table != "" {
+		if target, _, err = s.vendTarget(r, scope[0], snap); err != nil {
+			return nil, err
+		}
+	}
+	sc, err := s.vend(r.p, r.ns, target, true)
+	if err != nil {
+		return nil, err
+	}
+	if sc != nil {
+		out.StorageCredentials = append(out.StorageCredentials, *sc)
+		if out.SecretSQL, err = duckenv.SecretSQL("duckicelake_"+directAlias, duckenv.S3{Endpoint: s.cfg.GatewayURL, Region: s.cfg.Region,
+			AccessKeyID: sc.Config["s3.access-key-id"], Secret: sc.Config["s3.secret-access-key"], SessionToken: sc.Config["s3.session-token"],
+			PathStyle: true, Scope: sc.Prefix}); err != nil {
+			return nil, fmt.Errorf("DuckLake-direct secret: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// auditDirect records a vend: who, what scope, granted or why not.
+func (s *Server) auditDirect(r *request, p *governance.Principal, out *ducklakeCredentials, err error) error {
+	ev := governance.Event{Source: governance.SourceCatalog, RequestID: r.rc.Request.Header.Peek("X-Request-Id"),
+		Method: r.rc.Method(), Action: governance.ActionVendDuckLake.String(), Principal: p.ID, Actor: p.ActorOrDefault(),
+		Channel: p.ChannelOrDefault(), Namespace: r.ns, Table: r.table, Status: fasthttp.StatusOK}
+	if err != nil {
+		e := &Error{Code: fasthttp.StatusInternalServerError, Type: TypeInternalServerError, Message: "internal error"}
+		errors.As(err, &e) // writeError logs what is not an *Error
+		ev.Decision, ev.Reason, ev.Status, ev.Error = governance.OutcomeDeny, e.Message, e.Code, e.Type
+		s.log.Info("DuckLake-direct vend refused", zap.String("principal", p.ID), zap.String("namespace", r.ns),
+			zap.String("table", r.table), zap.Int("status", e.Code), zap.String("reason", e.Message))
+	} else {
+		ev.Decision, ev.Reason = governance.OutcomeAllow, "reader role "+out.Role+" vended"
+	}
+	// A vend discloses: on the trail before the answer.
+	if err := governance.RecordSync(r.ctx, s.sink, &ev); err != nil {
+		s.log.Error("DuckLake-direct vend: audit trail write failed", zap.String("principal", p.ID), zap.Error(err))
+		return err
+	}
+	return nil
+}
