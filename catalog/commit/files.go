@@ -396,6 +396,18 @@ func (c *Catalog) applyFiles(ctx context.Context, tx pgx.Tx, snap *Snapshot, t d
 	for _, p := range ch.removeDelete {
 		d := dels[p]
 		if d == nil {
+			// Format version 2 serves each DuckLake delete file as a copy
+			// Iceberg readers can read, named by its delete_file_id.
+			if id, ok := materialize.TranslatedDeleteFileID(p); ok {
+				for dp, dd := range dels {
+					if dd.id == id {
+						d, p = dd, dp
+						break
+					}
+				}
+			}
+		}
+		if d == nil {
 			if strings.Contains(p, inlinedDir) {
 				return unsupported("delete file %s stands for deletions DuckDB keeps in Postgres; they cannot be removed through Iceberg (flush them with DuckDB's ducklake_flush_inlined_data first)", p)
 			}
