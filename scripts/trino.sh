@@ -78,6 +78,8 @@ cat >"$etc/node.properties" <<P
 node.environment=duckicelake
 node.id=duckicelake-interop
 node.data-dir=$scratch/trino/data
+# The node reaches itself on loopback (the default, the first interface's address, may be unroutable).
+node.internal-address=127.0.0.1
 P
 cat >"$etc/config.properties" <<P
 coordinator=true
