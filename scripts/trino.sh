@@ -73,7 +73,8 @@ stack_write_env
 # credentials and reading and writing through the gateway.
 port=$(stack_free_ports 1)
 etc=$scratch/trino/etc
-mkdir -p "$etc/catalog" "$scratch/trino/data"
+mkdir -p "$etc/catalog" "$scratch/trino/data" "$scratch/trino/plugin"
+ln -s "$server/plugin/iceberg" "$scratch/trino/plugin/iceberg"
 cat >"$etc/node.properties" <<P
 node.environment=duckicelake
 node.id=duckicelake-interop
@@ -86,6 +87,8 @@ coordinator=true
 node-scheduler.include-coordinator=true
 http-server.http.port=$port
 discovery.uri=http://127.0.0.1:$port
+# Only the Iceberg connector: loading all ~60 plugins is most of the start-up.
+plugin.dir=$scratch/trino/plugin
 query.max-memory=1GB
 query.max-memory-per-node=512MB
 P
