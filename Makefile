@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 FUZZTIME ?= 20s
 CONFORMANCE_ARGS ?=
 
-.PHONY: all build versitygw venv test unit vet bench fuzz run up down clean conformance
+.PHONY: all build versitygw venv test unit vet bench fuzz run up down clean conformance interop-trino
 
 all: build
 
@@ -43,6 +43,13 @@ test:
 # --strict: on any failing test). test/conformance/README.md.
 conformance:
 	./scripts/conformance.sh $(CONFORMANCE_ARGS)
+
+# interop-trino: Trino 476 (tar.gz and CLI from Maven Central, Java 24+) as
+# a real Iceberg client of a fresh stack, with DuckDB on the same tables
+# (test/engines/interop_trino.py); prints "trino: N passed, N failed". Spark
+# runs in make test (test/engines/test_spark.py).
+interop-trino:
+	./scripts/trino.sh
 
 bench:
 	./scripts/bench.sh

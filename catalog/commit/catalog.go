@@ -28,6 +28,10 @@ type Snapshot struct {
 
 	changes       []string
 	schemaChanged bool
+	// replaced holds the client files the snapshot already scheduled for
+	// deletion: a Puffin file holds the deletion vectors of many data
+	// files and is replaced once.
+	replaced map[string]bool
 }
 
 // NewSchemaVersion is the schema version the snapshot gets when it changes

@@ -98,7 +98,7 @@ func (l *lake) commit(name string, req *TableCommit) (int64, error) {
 		target := Target{Namespace: l.ns, Name: name}
 		t, err := ducklake.NewReader(tx, "").TableByName(ctx, snap.Head, "s", name)
 		if err == nil {
-			out, err := materialize.Materialise(ctx, materialize.NewPGSource(l.pool, ""), t.ID, snap.Head, materialize.Options{})
+			out, err := materialize.Materialise(ctx, materialize.NewPGSource(l.pool, ""), t.ID, snap.Head, materialize.Options{Objects: l.objects})
 			if err != nil {
 				return err
 			}
@@ -483,7 +483,7 @@ func TestCommitEvolvesColumns(t *testing.T) {
 	if got := l.query(`SELECT count(*) FROM ducklake_schema_versions WHERE begin_snapshot = $1`, s); fmt.Sprint(got) != "[[1]]" {
 		t.Errorf("schema versions of snapshot %d: %v", s, got)
 	}
-	out, err := materialize.Materialise(ctx, materialize.NewPGSource(l.pool, ""), 2, s, materialize.Options{})
+	out, err := materialize.Materialise(ctx, materialize.NewPGSource(l.pool, ""), 2, s, materialize.Options{Objects: l.objects})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -534,7 +534,7 @@ func TestCommitColumnDocs(t *testing.T) {
 	if got := l.query(`SELECT count(*) FROM ducklake_column WHERE begin_snapshot = $1`, s); fmt.Sprint(got) != "[[0]]" {
 		t.Errorf("a doc change rewrote columns: %v", got)
 	}
-	out, err := materialize.Materialise(ctx, materialize.NewPGSource(l.pool, ""), 2, s, materialize.Options{})
+	out, err := materialize.Materialise(ctx, materialize.NewPGSource(l.pool, ""), 2, s, materialize.Options{Objects: l.objects})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,6 +67,52 @@ func (c *Catalog) addDelete(ctx context.Context, tx pgx.Tx, snap *Snapshot, t du
 	if target != "" && (len(byTarget) != 1 || byTarget[target] == nil) {
 		return invalid("position delete file %s declares data file %s but its rows name %d data files", f.Path, target, len(byTarget))
 	}
+	return c.addPositions(ctx, tx, snap, t, f, data, removedDelete, byTarget, true)
+}
+
+// addDeletionVector registers a format version 3 deletion vector: blob
+// [content_offset, +content_size_in_bytes) of Puffin file f, for its
+// referenced data file. DuckLake holds Parquet delete files only, so the
+// positions are written as one beside f (merged with the data file's
+// existing deletes, of which the vector is a superset by the spec).
+func (c *Catalog) addDeletionVector(ctx context.Context, tx pgx.Tx, snap *Snapshot, t ducklake.Table, f *iceberg.DataFile,
+	data map[string]*liveData, removedDelete map[int64]bool) error {
+	target := spell(f.ReferencedDataFile)
+	if target == "" || f.ContentOffset == nil || f.ContentSizeInBytes == nil {
+		return invalid("deletion vector %s has no referenced_data_file, content_offset or content_size_in_bytes", f.Path)
+	}
+	if data[target] == nil {
+		return conflict("deletion vector in %s targets data file %s, which is not part of the table", f.Path, target)
+	}
+	if c.objects == nil {
+		return unsupported("deletion vector in %s: this catalog has no object reader to read it", f.Path)
+	}
+	body, err := c.get(ctx, f.Path)
+	if err != nil {
+		return objectError("Puffin file", f.Path, err)
+	}
+	off, n := *f.ContentOffset, *f.ContentSizeInBytes
+	if off < 0 || n <= 0 || off > int64(len(body)) || n > int64(len(body))-off {
+		return invalid("deletion vector in %s: blob at %d+%d lies outside the file's %d bytes", f.Path, off, n, len(body))
+	}
+	dv, err := iceberg.ParseDeletionVector(body[off : off+n])
+	if err != nil {
+		return invalid("deletion vector in %s: %v", f.Path, err)
+	}
+	positions := slices.Collect(dv.Positions())
+	if int64(len(positions)) != f.RecordCount {
+		return invalid("deletion vector in %s for %s: record_count %d, the vector holds %d positions", f.Path, target, f.RecordCount, len(positions))
+	}
+	return c.addPositions(ctx, tx, snap, t, f, data, removedDelete, map[string][]int64{target: positions}, false)
+}
+
+// addPositions records the positions byTarget deletes, per data file, for
+// delete file f: f itself when it is a Parquet file (asIs) of one data file
+// that has no deletes yet, else Parquet files written beside f holding each
+// data file's deletes merged with those it had.
+func (c *Catalog) addPositions(ctx context.Context, tx pgx.Tx, snap *Snapshot, t ducklake.Table, f *iceberg.DataFile,
+	data map[string]*liveData, removedDelete map[int64]bool, byTarget map[string][]int64, asIs bool) error {
+	hasDelete := func(d *liveData) bool { return d.deleteID != 0 && !removedDelete[d.deleteID] }
 	targets := make([]string, 0, len(byTarget))
 	for p := range byTarget {
 		if data[p] == nil {
@@ -78,8 +124,8 @@ func (c *Catalog) addDelete(ctx context.Context, tx pgx.Tx, snap *Snapshot, t du
 	if len(targets) == 0 {
 		return invalid("position delete file %s has no rows", f.Path)
 	}
-	if d := data[targets[0]]; len(targets) == 1 && !hasDelete(d) {
-		return c.insertDelete(ctx, tx, snap, t, d, f.Path, int64(len(pos)), f.FileSizeBytes)
+	if d := data[targets[0]]; asIs && len(targets) == 1 && !hasDelete(d) {
+		return c.insertDelete(ctx, tx, snap, t, d, f.Path, int64(len(byTarget[targets[0]])), f.FileSizeBytes)
 	}
 	for _, p := range targets {
 		d := data[p]
@@ -117,7 +163,7 @@ func (c *Catalog) addDelete(ctx context.Context, tx pgx.Tx, snap *Snapshot, t du
 		}
 		// Deterministic, so a retried commit writes the same object.
 		// Beside f, so inside the table's location as f is.
-		loc := strings.TrimSuffix(f.Path, ".parquet") + "-" + strconv.FormatInt(d.id, 10) + ".parquet"
+		loc := strings.TrimSuffix(strings.TrimSuffix(f.Path, ".parquet"), ".puffin") + "-" + strconv.FormatInt(d.id, 10) + ".parquet"
 		if err := c.put(ctx, loc, out); err != nil {
 			return fmt.Errorf("write delete file %s: %w", loc, err)
 		}
@@ -127,7 +173,14 @@ func (c *Catalog) addDelete(ctx context.Context, tx pgx.Tx, snap *Snapshot, t du
 	}
 	// The client's file is replaced by the ones written above and never
 	// registered: it goes too (under a file id of its own, which DuckDB's
-	// cleanup removes the row by).
+	// cleanup removes the row by), once.
+	if snap.replaced[f.Path] {
+		return nil
+	}
+	if snap.replaced == nil {
+		snap.replaced = map[string]bool{}
+	}
+	snap.replaced[f.Path] = true
 	return c.scheduleReplaced(ctx, tx, snap.fileID(), f.Path)
 }
 

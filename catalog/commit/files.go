@@ -26,6 +26,10 @@ type fileChange struct {
 	addDeletes   []addedFile
 	removeData   []string
 	removeDelete []string
+	// removeDVs names the data files whose deletion vector (format
+	// version 3) the snapshot removes: a vector lives inside a Puffin file
+	// shared by many, so it goes by its data file, not by path.
+	removeDVs []string
 }
 
 type addedFile struct {
@@ -246,6 +250,8 @@ func (c *Catalog) snapshotChanges(ctx context.Context, m *Manifests, dir TableDi
 			case e.Status == iceberg.StatusDeleted && ours:
 				if f.Content == iceberg.ContentData {
 					ch.removeData = append(ch.removeData, f.Path)
+				} else if strings.EqualFold(f.Format, iceberg.FormatPuffin) {
+					ch.removeDVs = append(ch.removeDVs, spell(f.ReferencedDataFile))
 				} else {
 					ch.removeDelete = append(ch.removeDelete, f.Path)
 				}
@@ -396,6 +402,18 @@ func (c *Catalog) applyFiles(ctx context.Context, tx pgx.Tx, snap *Snapshot, t d
 	for _, p := range ch.removeDelete {
 		d := dels[p]
 		if d == nil {
+			// Format version 2 serves each DuckLake delete file as a copy
+			// Iceberg readers can read, named by its delete_file_id.
+			if id, ok := materialize.TranslatedDeleteFileID(p); ok {
+				for dp, dd := range dels {
+					if dd.id == id {
+						d, p = dd, dp
+						break
+					}
+				}
+			}
+		}
+		if d == nil {
 			if strings.Contains(p, inlinedDir) {
 				return unsupported("delete file %s stands for deletions DuckDB keeps in Postgres; they cannot be removed through Iceberg (flush them with DuckDB's ducklake_flush_inlined_data first)", p)
 			}
@@ -493,15 +511,36 @@ func (c *Catalog) applyFiles(ctx context.Context, tx pgx.Tx, snap *Snapshot, t d
 		addedBytes += f.FileSizeBytes
 	}
 
+	// A deletion vector replaces its data file's previous one, which holds
+	// a subset of its positions (the spec's rule for writers): removing the
+	// old vector is then part of adding the new. Removing one with no
+	// successor would bring deleted rows back, which DuckLake cannot record.
+	replaced := map[string]bool{}
+	for _, a := range ch.addDeletes {
+		if strings.EqualFold(a.file.Format, iceberg.FormatPuffin) {
+			replaced[spell(a.file.ReferencedDataFile)] = true
+		}
+	}
+	for _, p := range ch.removeDVs {
+		if !replaced[p] && data[p] != nil {
+			return unsupported("the snapshot removes the deletion vector of %s without adding another; that would restore deleted rows, which DuckLake cannot record", p)
+		}
+	}
 	for _, a := range ch.addDeletes {
 		f := a.file
-		if !strings.EqualFold(f.Format, iceberg.FormatParquet) {
-			return unsupported("delete file %s is %s; only Parquet position delete files are taken (no deletion vectors in format version 2)", f.Path, f.Format)
-		}
 		if f.KeyMetadata != nil {
 			return unsupported("delete file %s is encrypted; this catalog does not take encrypted files", f.Path)
 		}
-		if err := c.addDelete(ctx, tx, snap, t, f, data, removedDelete); err != nil {
+		var err error
+		switch {
+		case strings.EqualFold(f.Format, iceberg.FormatParquet):
+			err = c.addDelete(ctx, tx, snap, t, f, data, removedDelete)
+		case strings.EqualFold(f.Format, iceberg.FormatPuffin):
+			err = c.addDeletionVector(ctx, tx, snap, t, f, data, removedDelete)
+		default:
+			err = unsupported("delete file %s is %s; only Parquet position delete files and Puffin deletion vectors are taken", f.Path, f.Format)
+		}
+		if err != nil {
 			return err
 		}
 	}

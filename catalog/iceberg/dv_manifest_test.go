@@ -88,6 +88,20 @@ func TestDeletionVectorManifest(t *testing.T) {
 		}
 	}
 
+	// Our own reader (the catalog's, for commits) keeps where each blob is:
+	// a commit of client deletion vectors needs it (issue 15 item 3).
+	ours, err := ReadManifest(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range ours.Entries {
+		f := e.File
+		if f.ContentOffset == nil || f.ContentSizeInBytes == nil || *f.ContentOffset != blobs[i].Offset || *f.ContentSizeInBytes != blobs[i].Length ||
+			f.ReferencedDataFile != targets[i] || f.Format != FormatPuffin {
+			t.Errorf("ReadManifest entry %d: %s at %v+%v for %q", i, f.Format, f.ContentOffset, f.ContentSizeInBytes, f.ReferencedDataFile)
+		}
+	}
+
 	// Entries that cannot be a deletion vector are refused.
 	for name, f := range map[string]func(*DataFile){
 		"no offset":      func(d *DataFile) { d.ContentOffset = nil },

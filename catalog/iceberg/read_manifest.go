@@ -180,6 +180,9 @@ func readEntry(r *avroRecordValue, m *ManifestRead, partTypes map[int]Type) (Man
 		EqualityIDs:        dg.ints("equality_ids"),
 		ReferencedDataFile: dg.str("referenced_data_file"),
 		FirstRowID:         dg.optLong("first_row_id"),
+		// A deletion vector's blob in its Puffin file (format version 3).
+		ContentOffset:      dg.optLong("content_offset"),
+		ContentSizeInBytes: dg.optLong("content_size_in_bytes"),
 	}
 	if so := dg.optLong("sort_order_id"); so != nil {
 		n := int(*so)

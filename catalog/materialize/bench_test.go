@@ -59,6 +59,10 @@ func synthHistory(snapshots, files int) *History {
 			target := h.DataFiles[len(h.DataFiles)-20]
 			h.DeleteFiles = append(h.DeleteFiles, ducklake.DeleteFile{ID: fileID, TableID: 1, Begin: s, DataFileID: target.ID,
 				Path: fmt.Sprintf("s3://lake/main/big/d%d-delete.parquet", fileID), Format: "parquet", DeleteCount: 3, FileSizeBytes: 900})
+			if h.DeletePositions == nil {
+				h.DeletePositions = map[int64][]DeletedPosition{}
+			}
+			h.DeletePositions[fileID] = []DeletedPosition{{Pos: 1}, {Pos: 500}, {Pos: 999}}
 			fileID++
 		}
 		if s%50 == 0 && len(h.DataFiles) > 100 {

@@ -38,8 +38,9 @@ type Options struct {
 	// Parquet position delete files, row lineage and v3 manifests.
 	FormatVersion int
 	// Objects reads DuckLake's delete files, whose positions format version
-	// 3 needs for its deletion vectors (see LoadDeletePositions); wrap it in
-	// a PositionCache so that each is read once.
+	// 3 needs for its deletion vectors and version 2 for its translated
+	// position delete files (see LoadDeletePositions); wrap it in a
+	// PositionCache so that each is read once.
 	Objects objstore.Reader
 }
 
@@ -67,10 +68,11 @@ func Materialise(ctx context.Context, src Source, tableID, snapshotID int64, opt
 	if err != nil {
 		return nil, err
 	}
-	if opts.FormatVersion >= 3 {
-		if err := LoadDeletePositions(ctx, opts.Objects, h, snapshotID); err != nil {
-			return nil, fmt.Errorf("table %d: %w", tableID, err)
-		}
+	// Both versions need what DuckLake's delete files delete: version 3
+	// for its deletion vectors, version 2 for the copies Iceberg readers
+	// can read (see deleteItems).
+	if err := LoadDeletePositions(ctx, opts.Objects, h, snapshotID); err != nil {
+		return nil, fmt.Errorf("table %d: %w", tableID, err)
 	}
 	return Build(h, snapshotID, opts)
 }
@@ -467,8 +469,38 @@ func (b *builder) dataItemIndex() map[string]*item {
 	return m
 }
 
-// deleteItems passes DuckLake's positional delete files through: they are
-// Parquet files of (file_path, pos) rows, which is what Iceberg reads.
+// TranslatedDeletePrefix begins the name of the copy of a DuckLake delete
+// file that format version 2 serves (under <table>/__inlined__/, followed
+// by the DuckLake delete_file_id, "-", a content hash and ".parquet"), so a
+// commit that removes the copy can tell which DuckLake delete file it
+// stands for (TranslatedDeleteFileID).
+const TranslatedDeletePrefix = "ducklake-delete-"
+
+// TranslatedDeleteFileID is the DuckLake delete_file_id a location served
+// as a translated delete file stands for, if it is one.
+func TranslatedDeleteFileID(location string) (int64, bool) {
+	i := strings.LastIndex(location, "/__inlined__/"+TranslatedDeletePrefix)
+	if i < 0 {
+		return 0, false
+	}
+	rest := location[i+len("/__inlined__/"+TranslatedDeletePrefix):]
+	id, hash, ok := strings.Cut(rest, "-")
+	if !ok || !strings.HasSuffix(hash, ".parquet") {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	return n, true
+}
+
+// deleteItems serves DuckLake's positional delete files. They are Parquet
+// files of (file_path, pos) rows, but DuckDB gives those columns the field
+// ids 2147483646/2147483645, where Iceberg reserves 2147483546/2147483545;
+// Java readers (Spark, Trino) go by field id and cannot read them. So
+// version 2 serves a copy with Iceberg's ids, content-addressed and written
+// once like every generated file, and version 3 deletion vectors.
 func (b *builder) deleteItems() error {
 	paths := map[int64]string{}
 	for _, f := range b.h.DataFiles {
@@ -503,7 +535,23 @@ func (b *builder) deleteItems() error {
 		if d.PartialMax > d.Begin {
 			b.markBad(d.Begin, d.PartialMax, fmt.Errorf("delete file %s holds deletions of snapshots %d..%d; Iceberg cannot show the earlier ones alone", d.Path, d.Begin, d.PartialMax))
 		}
-		b.add(begin, end, d.Begin, target.specID, positionDeleteFile(d.Path, d.FileSizeBytes, d.DeleteCount, target.file))
+		positions, ok := b.h.DeletePositions[d.ID]
+		if !ok {
+			return fmt.Errorf("delete file %s: its positions are needed to serve it to Iceberg readers (materialise with Options.Objects)", d.Path)
+		}
+		sorted := make([]int64, len(positions))
+		for i, p := range positions {
+			sorted[i] = p.Pos
+		}
+		slices.Sort(sorted)
+		sorted = slices.Compact(sorted)
+		body, err := WritePositionDeletes(target.file.Path, sorted)
+		if err != nil {
+			return fmt.Errorf("position deletes of %s: %w", target.file.Path, err)
+		}
+		loc := b.inlinedDir + TranslatedDeletePrefix + strconv.FormatInt(d.ID, 10) + "-" + contentHash(body) + ".parquet"
+		b.addFile(loc, body)
+		b.add(begin, end, d.Begin, target.specID, positionDeleteFile(loc, int64(len(body)), int64(len(sorted)), target.file))
 	}
 	return nil
 }

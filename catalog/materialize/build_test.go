@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/parquet/file"
 	goiceberg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
@@ -70,7 +71,9 @@ func eventsHistory() *History {
 			{DataFileID: 10, ColumnID: 3, ColumnSizeBytes: 100, ValueCount: 90, NullCount: 10, Min: sp("aardvark-aardvark-aardvark"), Max: sp("zebra")},
 			{DataFileID: 11, ColumnID: 1, ValueCount: 50, NullCount: 0, Min: sp("100"), Max: sp("149"), ColumnSizeBytes: -1},
 		},
-		InlinedDeletes: []InlinedDelete{{DataFileID: 11, Pos: 7, Begin: 5}},
+		// What a-delete.parquet deletes (LoadDeletePositions reads it).
+		DeletePositions: map[int64][]DeletedPosition{20: {{Pos: 9}, {Pos: 3}}},
+		InlinedDeletes:  []InlinedDelete{{DataFileID: 11, Pos: 7, Begin: 5}},
 		Inlined: []ducklake.InlinedData{{
 			InlinedTable: ducklake.InlinedTable{TableID: 1, Name: "ducklake_inlined_data_1_2", SchemaVersion: 2},
 			Columns:      fields,
@@ -506,6 +509,75 @@ func TestBuildMetadataLog(t *testing.T) {
 		}
 		if got := files(out.Metadata); !slices.Equal(got, c.want) {
 			t.Errorf("%s: metadata-log %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestBuildTranslatesDuckLakeDeleteFiles: DuckDB writes its delete files
+// with field ids 2147483646/2147483645 for file_path/pos, which Java readers
+// (who go by field id) cannot read; version 2 serves a copy with Iceberg's
+// ids instead of the DuckLake file, named so a commit can map it back.
+func TestBuildTranslatesDuckLakeDeleteFiles(t *testing.T) {
+	out := buildEvents(t, 5)
+	files := fileMap(out)
+	s5 := readSnapshot(t, files, &out.Metadata.Snapshots[len(out.Metadata.Snapshots)-1])
+	var served string
+	for path, e := range s5.deletes {
+		if string(e.DataFile().LowerBoundValues()[iceberg.PositionDeleteFilePathID]) == "s3://lake/main/ev/year=2023/bucket=1/a.parquet" {
+			served = path
+		}
+	}
+	if served == "" || strings.HasSuffix(served, "a-delete.parquet") {
+		t.Fatalf("a.parquet's deletes served as %q, want a translated copy", served)
+	}
+	if !strings.HasPrefix(served, "s3://lake/main/ev/__inlined__/"+TranslatedDeletePrefix+"20-") {
+		t.Errorf("translated copy at %s", served)
+	}
+	if id, ok := TranslatedDeleteFileID(served); !ok || id != 20 {
+		t.Errorf("TranslatedDeleteFileID(%s) = %d, %v", served, id, ok)
+	}
+	body, ok := files[served]
+	if !ok {
+		t.Fatalf("%s is not among the generated files", served)
+	}
+	pf, err := file.NewParquetReader(bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	sc := pf.MetaData().Schema
+	ids := map[string]int32{}
+	for i := range sc.NumColumns() {
+		ids[sc.Column(i).Name()] = sc.Column(i).SchemaNode().FieldID()
+	}
+	if ids["file_path"] != iceberg.PositionDeleteFilePathID || ids["pos"] != iceberg.PositionDeletePosID {
+		t.Errorf("field ids %v, want file_path %d pos %d", ids, iceberg.PositionDeleteFilePathID, iceberg.PositionDeletePosID)
+	}
+	pd, err := ReadPositionDeletes(context.Background(), body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(pd.Pos, []int64{3, 9}) {
+		t.Errorf("positions %v, want [3 9]", pd.Pos)
+	}
+
+	// Without the positions the file cannot be served: an error, never
+	// DuckDB's file passed through.
+	h := eventsHistory()
+	h.DeletePositions = nil
+	if _, err := Build(h, 5, Options{}); err == nil || !strings.Contains(err.Error(), "a-delete.parquet") {
+		t.Errorf("Build without positions: %v", err)
+	}
+
+	for _, bad := range []string{
+		"s3://lake/main/ev/a-delete.parquet",
+		"s3://lake/main/ev/__inlined__/5-0123456789abcdef-deletes.parquet",
+		"s3://lake/main/ev/__inlined__/" + TranslatedDeletePrefix + "x-00.parquet",
+		"s3://lake/main/ev/__inlined__/" + TranslatedDeletePrefix + "-1-00.parquet",
+		"s3://lake/main/ev/__inlined__/" + TranslatedDeletePrefix + "7-00.avro",
+	} {
+		if id, ok := TranslatedDeleteFileID(bad); ok {
+			t.Errorf("TranslatedDeleteFileID(%s) = %d, want none", bad, id)
 		}
 	}
 }

@@ -172,7 +172,7 @@ func TestMaterializerResolves(t *testing.T) {
 	})
 
 	t.Run("expired snapshot", func(t *testing.T) {
-		mat := materialize.NewMaterializer(materialize.Config{Source: src, Writer: objstore.NewDir()})
+		mat := materialize.NewMaterializer(materialize.Config{Source: src, Writer: objstore.NewDir(), Options: materialize.Options{Objects: objstore.NewDir()}})
 		ev := tableID("ev", newest)
 		before, err := mat.Materialize(ctx, ev, newest)
 		if err != nil {
@@ -188,7 +188,7 @@ func TestMaterializerResolves(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := materialize.Materialise(ctx, src, ev, newest, materialize.Options{})
+		want, err := materialize.Materialise(ctx, src, ev, newest, materialize.Options{Objects: objstore.NewDir()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,7 +234,7 @@ func TestMaterializerAfterDuckDBExpiry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mat := materialize.NewMaterializer(materialize.Config{Source: src, Writer: objstore.NewDir()})
+	mat := materialize.NewMaterializer(materialize.Config{Source: src, Writer: objstore.NewDir(), Options: materialize.Options{Objects: objstore.NewDir()}})
 	records := func(res *materialize.Result) string {
 		md := res.Metadata
 		if md.CurrentSnapshotID == nil || md.SnapshotByID(*md.CurrentSnapshotID) == nil {
@@ -248,7 +248,7 @@ func TestMaterializerAfterDuckDBExpiry(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", phase, err)
 		}
-		want, err := materialize.Materialise(ctx, src, tbl.ID, 6, materialize.Options{})
+		want, err := materialize.Materialise(ctx, src, tbl.ID, 6, materialize.Options{Objects: objstore.NewDir()})
 		if err != nil {
 			t.Fatalf("%s: %v", phase, err)
 		}

@@ -22,7 +22,8 @@ func testMaterializer(t testing.TB, pool *pgxpool.Pool) *countingMaterializer {
 }
 
 func newCounting(pool *pgxpool.Pool, w objstore.Store) *countingMaterializer {
-	m := materialize.NewMaterializer(materialize.Config{Source: materialize.NewPGSource(pool, ""), Writer: w})
+	// w also reads DuckLake's delete files, which the materialiser translates.
+	m := materialize.NewMaterializer(materialize.Config{Source: materialize.NewPGSource(pool, ""), Writer: w, Options: materialize.Options{Objects: w}})
 	return &countingMaterializer{m: rest.Materialized(m)}
 }
 
