@@ -200,6 +200,9 @@ EOF
   echo "  .venv/bin/python $pyiceberg_py"
   cat <<EOF
 
+== governance: the seeds' sample with its mask (README "Governance"): bob reads analytics.customers.email as al***, alice in the clear
+  $STACK_BIN seed -governed --config $STACK_CONFIG
+
 == agents: the seeds' 60-second walkthrough (README "Agents")
   $STACK_BIN seed --config $STACK_CONFIG
   DUCKICELAKE_DEMO_CLIENT=$STACK_CATALOG_CREDENTIAL $STACK_BIN demo -catalog $STACK_CATALOG_URL -extension-directory $repo/.venv/duckdb-extensions
