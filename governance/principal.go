@@ -1,6 +1,10 @@
 package governance
 
-import "github.com/duckicelake/duckicelake/internal/creds"
+import (
+	"strings"
+
+	"github.com/duckicelake/duckicelake/internal/creds"
+)
 
 // Actors and channels a principal's session can have. They are the strings
 // minted credentials carry (package creds), and reach policies as the
@@ -66,4 +70,17 @@ func (p *Principal) IsAgent() bool { return p.Actor == ActorAgent }
 // PrincipalOf is the Principal a minted credential's claims name.
 func PrincipalOf(c *creds.Claims) Principal {
 	return Principal{ID: c.Principal, Actor: c.Actor, Channel: c.Channel, Catalog: c.Catalog}
+}
+
+// MaskedNamePrefix starts the names governance keeps for itself in the
+// catalog: the per-signature schemas and views of masking views. A
+// namespace, table or view a user creates or renames may not start with
+// it (whatever the case: DuckDB folds unquoted names), so none can pass
+// for — or squat — a masked view.
+const MaskedNamePrefix = "__mask_"
+
+// IsMaskedName reports whether name is reserved for governance's masking
+// objects (MaskedNamePrefix, in any case).
+func IsMaskedName(name string) bool {
+	return len(name) >= len(MaskedNamePrefix) && strings.EqualFold(name[:len(MaskedNamePrefix)], MaskedNamePrefix)
 }

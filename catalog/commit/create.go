@@ -16,6 +16,7 @@ import (
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/iceberg"
+	"github.com/duckicelake/duckicelake/governance"
 )
 
 // Namespace is the DuckLake schema a table lives in.
@@ -151,6 +152,8 @@ func checkTableName(name string) error {
 		return invalid("table name is %d bytes, at most 1024", len(name))
 	case name == "." || name == "..", strings.ContainsRune(name, '/'):
 		return invalid("table name %q cannot be a path segment of the table's location", name)
+	case governance.IsMaskedName(name):
+		return invalid("table name %q: names starting with %q are reserved for governance's masking views", name, governance.MaskedNamePrefix)
 	}
 	for _, r := range name {
 		if unicode.IsControl(r) {

@@ -477,3 +477,16 @@ func TestDuckSort(t *testing.T) {
 		t.Errorf("normOrder: %+v", o)
 	}
 }
+
+func TestCheckTableNameReservesMaskedNames(t *testing.T) {
+	for _, name := range []string{"__mask_t", "__MASK_orders", "__mask_"} {
+		if err := checkTableName(name); err == nil {
+			t.Errorf("checkTableName(%q) accepted a name reserved for masking views", name)
+		}
+	}
+	for _, name := range []string{"_mask_t", "mask", "t__mask_"} {
+		if err := checkTableName(name); err != nil {
+			t.Errorf("checkTableName(%q) = %v", name, err)
+		}
+	}
+}

@@ -206,6 +206,8 @@ func checkName(kind, name string) error {
 		return badRequest("%s name %q is not allowed", kind, name)
 	case strings.ContainsRune(name, '/'):
 		return badRequest("%s name %q contains '/', which would nest its data path", kind, name)
+	case governance.IsMaskedName(name):
+		return badRequest("%s name %q: names starting with %q are reserved for governance's masking views", kind, name, governance.MaskedNamePrefix)
 	}
 	for _, c := range name {
 		if c < 0x20 || c == 0x7f {
