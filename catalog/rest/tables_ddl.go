@@ -52,6 +52,7 @@ func (s *Server) dropTable(r *request) error {
 		return unsupported("purgeRequested: this catalog has no storage client to delete files with; drop without purge")
 	}
 	var target objstore.Location
+	var droppedID int64
 	_, err := s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
 		sc, exists, err := s.lookupSchema(ctx, tx, r.ns)
 		if err != nil {
@@ -67,6 +68,7 @@ func (s *Server) dropTable(r *request) error {
 		if !exists {
 			return change{}, noSuchTable(r.ns, r.table)
 		}
+		droppedID = t.ID
 		if purge {
 			if target, err = s.purgeTarget(ctx, tx, sc, t); err != nil {
 				return change{}, err
@@ -100,6 +102,18 @@ func (s *Server) dropTable(r *request) error {
 		if err != nil {
 			s.log.Error("catalog: purge of a dropped table failed; its files remain",
 				zap.String("table", r.ns+"."+r.table), zap.Stringer("location", target), zap.Error(err))
+		}
+	}
+	if s.gov != nil && s.gov.Exports != nil {
+		// The masked copies are the table's data too: with purge they go
+		// now; without, after their grace (the sweep would find the drop
+		// anyway, this saves it the wait).
+		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.PurgeTimeout)
+		err := s.gov.Exports.Exporter().DropTable(ctx, s.objects, droppedID, purge && s.objects != nil)
+		cancel()
+		if err != nil {
+			s.log.Error("catalog: the masked copies of a dropped table were not retired; the sweep retries",
+				zap.String("table", r.ns+"."+r.table), zap.Error(err))
 		}
 	}
 	r.rc.SetStatusCode(fasthttp.StatusNoContent)
