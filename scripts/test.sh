@@ -189,7 +189,8 @@ if [[ ${STACK_PG_STARTED:-0} == 1 ]]; then
 else
   echo "postgres: not running; tests that need Postgres skip (or fail under CI=true)"
 fi
-env | grep -E '^(DUCKICELAKE_|VERSITYGW_BIN)' | grep -vE '_(SECRET_KEY|PG_DSN|CREDENTIAL)=' | sort | sed 's/^/  /'
+env | grep -E '^(DUCKICELAKE_|VERSITYGW_BIN)' | grep -vE '_(SECRET_KEY|PG_DSN|CREDENTIAL)=' | sort |
+  sed -E 's/^/  /; s/(password=)[^ ]*/\1xxxxx/'
 
 step "go test"
 counts=$scratch/go.counts
