@@ -65,8 +65,6 @@ type ducklakeCredentials struct {
 // directAlias is the attach alias the statements use.
 const directAlias = "lake"
 
-// reasonAgentReadOnly is the audited reason of an agent's write vend.
-const reasonAgentReadOnly = "error_agent_readonly: agent sessions are read-only at the data plane"
 
 // ducklakeCredentials serves the vend.
 func (s *Server) ducklakeCredentials(r *request) error {
