@@ -65,7 +65,6 @@ type ducklakeCredentials struct {
 // directAlias is the attach alias the statements use.
 const directAlias = "lake"
 
-
 // ducklakeCredentials serves the vend.
 func (s *Server) ducklakeCredentials(r *request) error {
 	if !r.rc.IsGet() {
