@@ -374,10 +374,29 @@ func (c *Catalog) writeTable(ctx context.Context, tx pgx.Tx, snap *Snapshot, ns 
 // StageTable answers a staged create (stage-create: true): the metadata
 // the table will have, written nowhere. The client commits it later with
 // assert-create and the updates that rebuild this metadata.
-func (c *Catalog) StageTable(ns Namespace, req *CreateTableRequest, now time.Time) (*iceberg.TableMetadata, error) {
+//
+// A staged table's location follows create's rules, checked against the
+// tables live at snapshot snap: a location the client chose may not
+// overlap another live table's (the answer may carry credentials for it,
+// and the client writes there before any commit checks it), and a default
+// one that does moves to a path of its own, as create moves it.
+func (c *Catalog) StageTable(ctx context.Context, q ducklake.Querier, snap int64, ns Namespace, req *CreateTableRequest, now time.Time) (*iceberg.TableMetadata, error) {
 	p, err := planTable(ns, req.Name, req.Location, req.Schema, req.PartitionSpec, req.WriteOrder, req.Properties, true, c.maxFormat)
 	if err != nil {
 		return nil, err
+	}
+	dir, err := p.dir()
+	if err != nil {
+		return nil, err
+	}
+	switch taken, err := c.overlaps(ctx, q, snap, dir); {
+	case err != nil:
+		return nil, err
+	case taken && p.chosen:
+		return nil, overlapError(p.location)
+	case taken:
+		p.path = p.name + "-" + p.uuid[:8] + "/"
+		p.location = ns.Path + strings.TrimSuffix(p.path, "/")
 	}
 	return p.metadata(now), nil
 }

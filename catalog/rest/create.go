@@ -71,7 +71,7 @@ func (s *Server) stageTable(r *request, req *commit.CreateTableRequest) error {
 	} else if !isNoSuchTable(err) {
 		return err
 	}
-	md, err := s.commits.StageTable(commit.Namespace{ID: sc.ID, Name: r.ns, Path: sc.Path}, req, s.now())
+	md, err := s.commits.StageTable(r.ctx, s.db, snap, commit.Namespace{ID: sc.ID, Name: r.ns, Path: sc.Path}, req, s.now())
 	if err != nil {
 		return commitError(err)
 	}

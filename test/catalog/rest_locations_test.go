@@ -266,3 +266,64 @@ func TestCommitLocationsNoExistenceOracle(t *testing.T) {
 		t.Errorf("recorded: tables %v, %d snapshots", got, env.snapshotCount(t)-before)
 	}
 }
+
+// TestStagedCreateCannotClaimAnotherTable (issue 14, hole 1): a staged
+// create at a live table's directory — or one inside it, or one holding
+// it — is refused as an overlap, before any credential is vended for it;
+// a write-only token's vended credential for a staged table of its own
+// reads nothing; and a write-only create is answered 200, not 403 after
+// the table was made.
+func TestStagedCreateCannotClaimAnotherTable(t *testing.T) {
+	a := "lo" + randomHex(4)
+	env := writeEnv(t, a)
+	rw := clientToken(t, env, "writer-"+a, "pw")
+	wo := clientToken(t, env, "wo-"+a, "pw")
+	tables := "/v1/lake/namespaces/" + a + "/tables"
+	if r := env.do("POST", tables, rw, map[string]any{"name": "t1", "schema": locSchema}); r.code != 200 {
+		t.Fatalf("create t1: %d %s", r.code, r.body)
+	}
+	nsPath := restDataPath + a
+	vend := withHeader("X-Iceberg-Access-Delegation", "vended-credentials")
+	for _, tok := range []string{rw, wo} {
+		for _, loc := range []string{nsPath + "/t1", nsPath + "/t1/", nsPath + "/t1/inner"} {
+			r := env.do("POST", tables, tok, map[string]any{"name": "st" + randomHex(2), "schema": locSchema, "location": loc,
+				"stage-create": true}, vend)
+			code, typ, msg := errorModel(t, r)
+			if r.code != 403 || code != 403 || typ != "ForbiddenException" || !strings.Contains(msg, "overlaps") {
+				t.Errorf("staged create at %s: %d %s", loc, r.code, r.body)
+			}
+			if bytes.Contains(r.body, []byte("s3.access-key-id")) {
+				t.Errorf("staged create at %s vended a credential: %s", loc, r.body)
+			}
+		}
+	}
+	// Its own staged table: the write-only token's credential cannot read.
+	r := env.do("POST", tables, wo, map[string]any{"name": "own", "schema": locSchema, "stage-create": true}, vend)
+	if r.code != 200 {
+		t.Fatalf("staged create of a new table: %d %s", r.code, r.body)
+	}
+	var staged struct {
+		Creds []struct {
+			Config map[string]string `json:"config"`
+		} `json:"storage-credentials"`
+	}
+	if err := json.Unmarshal(r.body, &staged); err != nil {
+		t.Fatal(err)
+	}
+	if len(staged.Creds) == 1 {
+		st := requireStack(t, true)
+		c := st.client(st.gateway, staged.Creds[0].Config["s3.access-key-id"], staged.Creds[0].Config["s3.secret-access-key"],
+			staged.Creds[0].Config["s3.session-token"])
+		if _, err := c.ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: aws.String("lake"),
+			Prefix: aws.String(strings.TrimPrefix(nsPath, "s3://lake/") + "/own/")}); err == nil {
+			t.Error("a write-only token's vended credential lists")
+		}
+	}
+	// A write-only create: made and answered 200.
+	if r := env.do("POST", tables, wo, map[string]any{"name": "wonly", "schema": locSchema}); r.code != 200 {
+		t.Errorf("write-only create: %d %s", r.code, r.body)
+	}
+	if got := env.liveTables(t, a); fmt.Sprint(got) != "[t1 wonly]" {
+		t.Errorf("tables of %s: %v", a, got)
+	}
+}

@@ -17,7 +17,7 @@ import (
 
 // writeEnv is a catalog whose materialised files and client-written
 // manifests live in the stack's bucket, with a namespace ns, an OAuth
-// client "writer-<ns>" that may write it, and an S3 credential for DuckDB
+// client "writer-<ns>" that may write it, "wo-<ns>" that may only write, and an S3 credential for DuckDB
 // (REST_DUCK_S3_*) on the namespace's data path.
 func writeEnv(t *testing.T, ns string) *restEnv {
 	t.Helper()
@@ -28,7 +28,8 @@ func writeEnv(t *testing.T, ns string) *restEnv {
 		// reads the current snapshot, rather than one SnapshotTTL old.
 		c.SnapshotTTL = time.Nanosecond
 		c.GatewayURL = st.gateway
-		c.Clients = append(slices.Clone(c.Clients), rest.Client{ID: "writer-" + ns, Secret: "pw", Scopes: []string{"ns:" + ns + ":rw"}})
+		c.Clients = append(slices.Clone(c.Clients), rest.Client{ID: "writer-" + ns, Secret: "pw", Scopes: []string{"ns:" + ns + ":rw"}},
+			rest.Client{ID: "wo-" + ns, Secret: "pw", Scopes: []string{"ns:" + ns + ":w"}})
 		d.Objects = objstore.NewS3(st.root())
 	})
 	duckDBThroughGateway(t, env, st, "duckdb-writer", ns, creds.Read|creds.Write|creds.List)
