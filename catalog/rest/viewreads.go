@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"go.uber.org/zap"
 
 	"github.com/duckicelake/duckicelake/catalog/views"
 	"github.com/duckicelake/duckicelake/governance"
@@ -67,12 +66,7 @@ func (s *Server) checkViewReads(r *request, action governance.Action, name strin
 			continue
 		}
 		reason := fmt.Sprintf("the view reads namespace %s, which this token may not read", real)
-		s.log.Info("catalog: view refused", zap.String("principal", r.p.Subject), zap.String("namespace", r.ns),
-			zap.String("view", name), zap.String("reason", reason))
-		s.sink.Record(&governance.Event{Source: governance.SourceCatalog, Action: action.String(),
-			Method: r.rc.Method(), Remote: []byte(r.rc.RemoteIP().String()), Principal: r.p.Subject,
-			Namespace: r.ns, View: name, Decision: governance.OutcomeDeny, Reason: reason,
-			Status: 403, Error: TypeForbidden})
+		// The router logs and audits the refusal (one event per request).
 		return forbidden("%s", reason)
 	}
 	return nil

@@ -112,10 +112,11 @@ func (e *Engine) authorizeS3(ctx context.Context, p *governance.Principal, a gov
 func (e *Engine) decideExport(ctx context.Context, p *governance.Principal, a governance.Action, r *governance.Resource) (governance.Decision, bool, error) {
 	prefix := e.cfg.ExportPrefix
 	if string(r.Bucket) != prefix.Bucket() || !bytes.HasPrefix(r.Key, []byte(prefix.Key())) {
-		// A listing above the prefix would show every copy.
-		if a == governance.ActionListObjects && string(r.Bucket) == prefix.Bucket() && strings.HasPrefix(prefix.Key(), string(r.Key)) {
-			return governance.Denied(reasonExportForeign), true, nil
-		}
+		// A listing above the prefix (the data path's root, which holds
+		// it) is decided by the tables under it: it shows the copies'
+		// names — t<table id>/<signature>/data/<hash>.parquet, no value of
+		// any row — and refusing it would refuse every listing of the data
+		// path. Their bytes stay the plan's alone (below).
 		return governance.Decision{}, false, nil
 	}
 	rest := r.Key[len(prefix.Key()):] // t<id>/<sig>/…
