@@ -260,14 +260,24 @@ func (r *Reader) tables(ctx context.Context, snap int64, extra string, args ...a
 // ColumnRows reads the ducklake_column rows of table tableID visible at
 // snapshot snap (nested children included), ordered by column_order.
 func (r *Reader) ColumnRows(ctx context.Context, snap, tableID int64) ([]Column, error) {
-	rows, err := r.db.Query(ctx, `SELECT column_id, begin_snapshot, end_snapshot, table_id, column_order,
-			column_name, column_type, initial_default, default_value, coalesce(nulls_allowed, true),
-			parent_column, coalesce(default_value_type, ''), coalesce(default_value_dialect, '')
-		FROM `+r.t("ducklake_column")+` WHERE table_id = $2 AND `+visible("")+` ORDER BY column_order, column_id`, snap, tableID)
+	out, err := r.columnRows(ctx, snap, "table_id = $2", tableID)
 	if err != nil {
 		return nil, fmt.Errorf("read columns of table %d: %w", tableID, err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Column, error) {
+	return out, nil
+}
+
+// columnRows reads the column rows visible at snap that match where (over
+// $2 = arg), ordered by table, then column order.
+func (r *Reader) columnRows(ctx context.Context, snap int64, where string, arg any) ([]Column, error) {
+	rows, err := r.db.Query(ctx, `SELECT column_id, begin_snapshot, end_snapshot, table_id, column_order,
+			column_name, column_type, initial_default, default_value, coalesce(nulls_allowed, true),
+			parent_column, coalesce(default_value_type, ''), coalesce(default_value_dialect, '')
+		FROM `+r.t("ducklake_column")+` WHERE `+where+` AND `+visible("")+` ORDER BY table_id, column_order, column_id`, snap, arg)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Column, error) {
 		var c Column
 		var e, parent *int64
 		err := row.Scan(&c.ID, &c.Begin, &e, &c.TableID, &c.Order, &c.Name, &c.Type, &c.InitialDefault,
@@ -275,10 +285,6 @@ func (r *Reader) ColumnRows(ctx context.Context, snap, tableID int64) ([]Column,
 		c.End, c.ParentColumn = end(e), orZero(parent)
 		return c, err
 	})
-	if err != nil {
-		return nil, fmt.Errorf("read columns of table %d: %w", tableID, err)
-	}
-	return out, nil
 }
 
 // Columns returns the top-level columns of table tableID at snapshot snap,
@@ -303,21 +309,7 @@ func (r *Reader) ColumnsOf(ctx context.Context, snap int64, tableIDs []int64) (m
 	if len(tableIDs) == 0 {
 		return out, nil
 	}
-	rows, err := r.db.Query(ctx, `SELECT column_id, begin_snapshot, end_snapshot, table_id, column_order,
-			column_name, column_type, initial_default, default_value, coalesce(nulls_allowed, true),
-			parent_column, coalesce(default_value_type, ''), coalesce(default_value_dialect, '')
-		FROM `+r.t("ducklake_column")+` WHERE table_id = ANY($2) AND `+visible("")+` ORDER BY table_id, column_order, column_id`, snap, tableIDs)
-	if err != nil {
-		return nil, fmt.Errorf("read columns of %d tables: %w", len(tableIDs), err)
-	}
-	cols, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Column, error) {
-		var c Column
-		var e, parent *int64
-		err := row.Scan(&c.ID, &c.Begin, &e, &c.TableID, &c.Order, &c.Name, &c.Type, &c.InitialDefault,
-			&c.DefaultValue, &c.NullsAllowed, &parent, &c.DefaultValueType, &c.DefaultValueDialect)
-		c.End, c.ParentColumn = end(e), orZero(parent)
-		return c, err
-	})
+	cols, err := r.columnRows(ctx, snap, "table_id = ANY($2)", tableIDs)
 	if err != nil {
 		return nil, fmt.Errorf("read columns of %d tables: %w", len(tableIDs), err)
 	}

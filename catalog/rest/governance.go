@@ -81,58 +81,44 @@ func (s *Server) author(r *request) admin.Author {
 // governancePut creates or updates one object (POST): the body is the
 // object; the answer echoes it.
 func (s *Server) governancePut(r *request, kind string) error {
-	ctx, a, svc := r.ctx, s.author(r), s.gov.Admin
+	svc := s.gov.Admin
 	var out any
 	var err error
 	switch kind {
 	case "tags":
-		var in admin.Tag
-		if err = s.readJSON(r.rc, &in); err == nil {
-			err, out = svc.PutTag(ctx, a, in), in
-		}
+		out, err = putBody(s, r, svc.PutTag)
 	case "object-tags":
-		var in admin.ObjectTag
-		if err = s.readJSON(r.rc, &in); err == nil {
-			err, out = svc.PutObjectTag(ctx, a, in), in
-		}
+		out, err = putBody(s, r, svc.PutObjectTag)
 	case "masking-policies":
-		var in admin.MaskingPolicy
-		if err = s.readJSON(r.rc, &in); err == nil {
-			err, out = svc.PutMaskingPolicy(ctx, a, in), in
-		}
+		out, err = putBody(s, r, svc.PutMaskingPolicy)
 	case "row-access-policies":
-		var in admin.RowAccessPolicy
-		if err = s.readJSON(r.rc, &in); err == nil {
-			err, out = svc.PutRowAccessPolicy(ctx, a, in), in
-		}
+		out, err = putBody(s, r, svc.PutRowAccessPolicy)
 	case "policy-attachments":
-		var in admin.Attachment
-		if err = s.readJSON(r.rc, &in); err == nil {
-			err, out = svc.PutAttachment(ctx, a, in), in
-		}
+		out, err = putBody(s, r, svc.PutAttachment)
 	case "roles":
-		var in admin.Role
-		if err = s.readJSON(r.rc, &in); err == nil {
-			err, out = svc.PutRole(ctx, a, in), in
-		}
+		out, err = putBody(s, r, svc.PutRole)
 	case "role-grants":
-		var in admin.RoleGrant
-		if err = s.readJSON(r.rc, &in); err == nil {
-			err, out = svc.PutRoleGrant(ctx, a, in), in
-		}
+		out, err = putBody(s, r, svc.PutRoleGrant)
 	case "object-grants":
-		var in admin.ObjectGrant
-		if err = s.readJSON(r.rc, &in); err == nil {
-			err, out = svc.PutObjectGrant(ctx, a, in), in
-		}
+		out, err = putBody(s, r, svc.PutObjectGrant)
 	default:
 		return notFound(r)
 	}
 	if err != nil {
 		return governanceError(err)
 	}
-	s.gov.changed(ctx)
+	s.gov.changed(r.ctx)
 	return writeJSON(r.rc, out)
+}
+
+// putBody decodes r's body as a T and applies it with put; the answer
+// echoes what was applied. A malformed body is the readJSON 400 as it is.
+func putBody[T any](s *Server, r *request, put func(context.Context, admin.Author, T) error) (any, error) {
+	var in T
+	if err := s.readJSON(r.rc, &in); err != nil {
+		return nil, err
+	}
+	return in, put(r.ctx, s.author(r), in)
 }
 
 // governanceDelete deletes one object: by name in the path (tags,
