@@ -741,11 +741,34 @@ func (s *Server) signTable(r *request) error {
 	if err != nil {
 		return err
 	}
+	if sc, err = s.maskedSignScope(r, sc); err != nil {
+		return err
+	}
 	out, err := s.signer.sign(r.ctx, r.p, &in, func(*s3proto.Request, [][]byte) (tableScope, error) { return sc, nil }, s.now())
 	if err != nil {
 		return err
 	}
 	return writeSigned(r.rc, out)
+}
+
+// maskedSignScope is where a principal held to the airtight tier signs for
+// table sc: its masked copy (the files the shadow metadata it loaded names),
+// never the base table — the same rule vending follows (vendTarget), so a
+// remote-signing client reads what a vended-credential client reads. Any
+// other principal signs within sc.
+func (s *Server) maskedSignScope(r *request, sc tableScope) (tableScope, error) {
+	if s.gov == nil {
+		return sc, nil
+	}
+	snap, err := s.currentSnapshot(r.ctx)
+	if err != nil {
+		return tableScope{}, err
+	}
+	t, masked, err := s.vendTarget(r, ducklake.Table{Name: sc.table, Path: "s3://" + sc.bucket + "/" + sc.prefix}, snap)
+	if err != nil || !masked {
+		return sc, err
+	}
+	return scopeOf(r.ns, t)
 }
 
 // signLegacy serves POST /v1/aws/s3/sign: the table is the one whose files
