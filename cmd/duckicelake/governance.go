@@ -103,6 +103,8 @@ func (c *catalogService) openExports(ctx context.Context, cfg *config.Config) er
 	db, err := duckenv.Open(ctx, duckenv.Options{
 		ExtensionDirectory: cfg.DuckDB.ExtensionDirectory,
 		Extensions:         []string{"httpfs", "ducklake", "postgres"},
+		MemoryLimit:        cfg.DuckDB.MemoryLimit,
+		Threads:            cfg.DuckDB.Threads,
 		S3: duckenv.S3{Endpoint: cfg.Upstream.Endpoint, Region: cfg.Upstream.Region, AccessKeyID: cfg.Upstream.AccessKey,
 			Secret: string(cfg.Upstream.SecretKey), PathStyle: cfg.Upstream.PathStyle},
 	})

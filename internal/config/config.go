@@ -46,6 +46,12 @@ type DuckDB struct {
 	// (<dir>/v1.5.5/<platform>/<name>.duckdb_extension). Empty: DuckDB's
 	// default (~/.duckdb/extensions), where INSTALL puts them.
 	ExtensionDirectory string `toml:"extension_directory"`
+	// MemoryLimit bounds the memory of the DuckDB that writes masked copies
+	// ("2GB"; empty: DuckDB's default, 80% of RAM). An export streams
+	// through it and spills, so a limit far below the table's size is safe.
+	MemoryLimit string `toml:"memory_limit"`
+	// Threads bounds its worker threads (0: one per core).
+	Threads int `toml:"threads"`
 }
 
 // Gateway configures the S3 listener.

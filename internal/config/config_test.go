@@ -160,6 +160,8 @@ func TestEverySetting(t *testing.T) {
 		"governance.audit_retention":     "240h",
 		"governance.audit_buffer":        "1024",
 		"duckdb.extension_directory":     "/opt/duckdb/extensions",
+		"duckdb.memory_limit":            "512MB",
+		"duckdb.threads":                 "3",
 		"log.level":                      "debug",
 		"log.format":                     "console",
 	}
@@ -180,7 +182,7 @@ func TestEverySetting(t *testing.T) {
 		Mint: Mint{Keys: []MintKey{{"new", testKeyHex}, {"old", Secret("base64:" + strings.Repeat("A", 43))}},
 			MaxTTL: 24 * time.Hour, DefaultTTL: 2 * time.Hour},
 		Governance: Governance{FailClosed: true, AgentAirtight: false, AuditRetention: 240 * time.Hour, AuditBuffer: 1024},
-		DuckDB:     DuckDB{ExtensionDirectory: "/opt/duckdb/extensions"},
+		DuckDB:     DuckDB{ExtensionDirectory: "/opt/duckdb/extensions", MemoryLimit: "512MB", Threads: 3},
 		Log:        Log{Level: "debug", Format: "console"},
 	}
 	if len(values) != len(settings()) {
@@ -280,6 +282,8 @@ audit_retention = "240h"
 audit_buffer = 1024
 [duckdb]
 extension_directory = "/opt/duckdb/extensions"
+memory_limit = "512MB"
+threads = 3
 [log]
 level = "debug"
 format = "console"

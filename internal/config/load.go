@@ -90,6 +90,8 @@ func settings() []setting {
 		{key: "governance.agent_airtight", usage: "hold agent sessions to masked copies whenever a restriction applies", field: func(c *Config) any { return &c.Governance.AgentAirtight }},
 		{key: "governance.audit_retention", usage: "how long the audit trail keeps rows in Postgres", field: func(c *Config) any { return &c.Governance.AuditRetention }},
 		{key: "governance.audit_buffer", usage: "gateway audit events buffered for Postgres; the overflow is counted and logged", field: func(c *Config) any { return &c.Governance.AuditBuffer }},
+		{key: "duckdb.memory_limit", usage: "memory limit of the embedded DuckDB that writes masked copies (\"2GB\"; empty: DuckDB's default)", field: func(c *Config) any { return &c.DuckDB.MemoryLimit }},
+		{key: "duckdb.threads", usage: "worker threads of the embedded DuckDB that writes masked copies (0: one per core)", field: func(c *Config) any { return &c.DuckDB.Threads }},
 		{key: "duckdb.extension_directory", usage: "directory of the DuckDB 1.5.5 extensions (httpfs, ducklake, postgres)", field: func(c *Config) any { return &c.DuckDB.ExtensionDirectory }},
 		{key: "log.level", usage: "debug, info, warn or error", field: func(c *Config) any { return &c.Log.Level }},
 		{key: "log.format", usage: "json or console", field: func(c *Config) any { return &c.Log.Format }},
