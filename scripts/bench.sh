@@ -47,6 +47,11 @@
 #                                   the caller) against an ungoverned one on the same serve
 #                                   (BENCH_HTTPBENCH_FLAGS); and a policy change on one serve →
 #                                   enforced by a second serve (p50/p99 over 50 changes).
+#   scripts/bench.sh export [--rows N --files N --rounds N --refreshes N --memory-limit M]
+#                                   the airtight tier (issue 12): masked-copy build vs DuckDB's
+#                                   COPY of the same table, masked vs base scans (PyIceberg,
+#                                   DuckDB iceberg), refresh latency after a 1-row INSERT, and
+#                                   serve's RSS while exporting (bench/export.py). Needs the venv.
 #   scripts/bench.sh mcp [--runs N] MCP query latency over a 1M-row masked table vs DuckDB
 #                                   over the masked copy directly (bench/mcp_query.py), on a
 #                                   stack it starts. Needs the venv.
@@ -67,7 +72,7 @@ cd "$(dirname "$0")/.."
 repo=$(pwd)
 
 mode=${1:-}
-if [[ $mode != s3 && $mode != raw && $mode != compare && $mode != governance && $mode != mcp ]]; then
+if [[ $mode != s3 && $mode != raw && $mode != compare && $mode != governance && $mode != mcp && $mode != export ]]; then
   # shellcheck disable=SC2086
   exec go test -run '^$' -bench . -benchmem ${BENCH_PKGS:-./sigv4/... ./gateway/...} "$@"
 fi
@@ -172,6 +177,19 @@ if [[ $mode == raw ]]; then
     DUCKICELAKE_TEST_GATEWAY=http://$STACK_GATEWAY_ADDR DUCKICELAKE_TEST_CONFIG=$STACK_CONFIG \
     DUCKICELAKE_TEST_S3_REGION=$STACK_REGION DUCKICELAKE_BIN=$STACK_BIN \
     .venv/bin/python test/e2e/lakestack.py raw --out "$out" "$@"
+  exit
+fi
+
+if [[ $mode == export ]]; then
+  [[ ${STACK_GATEWAY_UP:-0} == 1 && $STACK_CATALOG == 1 ]] || stack_die "the stack has no catalog"
+  echo "== the airtight tier: export vs COPY, masked vs base scans, refresh latency, RSS (bench/export.py)"
+  DUCKICELAKE_TEST_CATALOG_URL=$STACK_CATALOG_URL DUCKICELAKE_TEST_CATALOG_CREDENTIAL=$STACK_CATALOG_CREDENTIAL \
+    DUCKICELAKE_TEST_CATALOG_DSN=$STACK_PG_DSN_KV DUCKICELAKE_TEST_DATA_PATH=$STACK_DATA_PATH \
+    DUCKICELAKE_TEST_GATEWAY=http://$STACK_GATEWAY_ADDR DUCKICELAKE_TEST_CONFIG=$STACK_CONFIG \
+    DUCKICELAKE_TEST_S3_REGION=$STACK_REGION DUCKICELAKE_BIN=$STACK_BIN \
+    DUCKICELAKE_TEST_S3_ENDPOINT=$STACK_S3_ENDPOINT DUCKICELAKE_TEST_S3_ACCESS_KEY=$STACK_S3_ACCESS_KEY \
+    DUCKICELAKE_TEST_S3_SECRET_KEY=$STACK_S3_SECRET_KEY \
+    .venv/bin/python bench/export.py "$@"
   exit
 fi
 

@@ -87,7 +87,12 @@ func Open(ctx context.Context, opts Options) (*sql.DB, error) {
 		if err != nil {
 			return nil, err
 		}
-		init = append(init, s)
+		init = append(init, s,
+			// httpfs buffers one multipart part per file it writes, sized
+			// s3_uploader_max_filesize / 10,000 parts: 76 MiB at its 800GB
+			// default, more than a modest memory_limit allows for even one
+			// file. 100GB makes 10 MB parts (files up to 100 GB).
+			"SET s3_uploader_max_filesize = '100GB'")
 	}
 	conn, err := duckdb.NewConnector("", func(execer driver.ExecerContext) error {
 		for _, q := range init {
