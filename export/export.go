@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/governance/plan"
@@ -52,6 +54,8 @@ type Config struct {
 	Grace  time.Duration
 	Logger *zap.Logger
 	Now    func() time.Time
+	// Parallel bounds the base files copied at once (0: GOMAXPROCS).
+	Parallel int
 }
 
 // Exporter builds masked copies. It is safe for concurrent use; builds of
@@ -94,6 +98,13 @@ func New(cfg Config) (*Exporter, error) {
 // principals' credentials may read, and what base-table credentials never
 // need.
 func (x *Exporter) Prefix() objstore.Location { return x.root }
+
+func (x *Exporter) parallel() int {
+	if x.cfg.Parallel > 0 {
+		return x.cfg.Parallel
+	}
+	return runtime.GOMAXPROCS(0)
+}
 
 // Root is where the export of table tableID under signature sig lives.
 func (x *Exporter) Root(tableID int64, sig string) objstore.Location {
@@ -217,20 +228,28 @@ func (x *Exporter) Build(ctx context.Context, t *plan.Table, pl *plan.Plan, snap
 		return nil, err
 	}
 	root := x.Root(t.TableID, pl.Signature)
-	e := &Export{TableID: t.TableID, Signature: pl.Signature, Snapshot: snapshot, Root: root}
+	e := &Export{TableID: t.TableID, Signature: pl.Signature, Snapshot: snapshot, Root: root, Files: make([]File, len(sources))}
+	// A base file is usually one row group, which DuckDB copies on one
+	// thread: copies of several files run side by side, each on its own
+	// connection, so that a rebuild uses every core.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(x.parallel())
 	written := 0
-	for _, src := range sources {
+	for i, src := range sources {
 		if f, ok := kept[src.name]; ok && f.SourceRows == src.rows && !inlined(src.name) {
-			e.Files = append(e.Files, f)
+			e.Files[i] = f
 			delete(kept, src.name)
 			continue
 		}
-		f, err := x.copyOne(ctx, t, pl, table, fieldIDs, root, src, snapshot)
-		if err != nil {
-			return nil, err
-		}
-		e.Files = append(e.Files, f)
 		written++
+		g.Go(func() error {
+			f, err := x.copyOne(gctx, t, pl, table, fieldIDs, root, src, snapshot)
+			e.Files[i] = f
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	if err := x.record(ctx, e, kept); err != nil {
 		return nil, err
