@@ -560,7 +560,7 @@ func (c *Catalog) schemaVersion(ctx context.Context, tx pgx.Tx, snap *Snapshot, 
 	if err != nil {
 		return fmt.Errorf("insert schema version: %w", err)
 	}
-	return nil
+	return c.inlinedTable(ctx, tx, snap, tableID)
 }
 
 // replacePartition makes spec the table's partitioning unless it already
