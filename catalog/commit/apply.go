@@ -49,6 +49,10 @@ type plan struct {
 	onMain        map[int64]bool // client snapshot ids set-snapshot-ref main points at
 	refs          []Update       // set-snapshot-ref of other refs
 	removeRefs    []string
+	// replaceMain: remove-snapshot-ref main, Iceberg's replace
+	// transaction — the table's rows end and the commit's snapshot (if
+	// any) holds only the new files.
+	replaceMain bool
 	// removeSnapshots are the table's Iceberg snapshots remove-snapshots
 	// asks to remove, ascending; ids the table does not have are left out,
 	// as Iceberg's TableMetadata.Builder ignores them.
@@ -80,6 +84,11 @@ func (c *Catalog) Commit(ctx context.Context, tx pgx.Tx, snap *Snapshot, target 
 		t = *target.Table
 		if err := c.applyMetadata(ctx, tx, snap, t, target.Base, p); err != nil {
 			return t, err
+		}
+		if p.replaceMain {
+			if err := c.endContents(ctx, tx, snap, t); err != nil {
+				return t, err
+			}
 		}
 	}
 	m := target.Manifests
@@ -277,6 +286,8 @@ func foldUpdates(updates []Update, base *iceberg.TableMetadata, maxFormat int) (
 				return nil, invalid("set-snapshot-ref: main is a branch")
 			case u.RefName == iceberg.MainBranch && added[id]:
 				p.onMain[id] = true
+			case u.RefName == iceberg.MainBranch && p.replaceMain:
+				return nil, unsupported("set-snapshot-ref main → %d after removing main: a replaced table goes on from a new snapshot only", id)
 			case u.RefName == iceberg.MainBranch && base != nil && base.Refs[iceberg.MainBranch].SnapshotID == id && base.CurrentSnapshotID != nil:
 				// Already there.
 			case u.RefName == iceberg.MainBranch:
@@ -290,7 +301,15 @@ func foldUpdates(updates []Update, base *iceberg.TableMetadata, maxFormat int) (
 			}
 		case ActionRemoveSnapshotRef:
 			if u.RefName == iceberg.MainBranch {
-				return nil, unsupported("remove-snapshot-ref main: the main branch is the DuckLake table itself")
+				// Iceberg's replace transaction (CREATE OR REPLACE, REPLACE
+				// TABLE … AS SELECT): main is dropped and, usually, set
+				// again to a snapshot of only the new files. In DuckLake:
+				// every row of the table ends in this commit's snapshot.
+				if base == nil || len(p.snapshots) > 0 {
+					return nil, invalid("remove-snapshot-ref main: only before the replacement's snapshot, on an existing table")
+				}
+				p.replaceMain = true
+				continue
 			}
 			p.removeRefs = append(p.removeRefs, u.RefName)
 		case ActionRemoveSnapshots:

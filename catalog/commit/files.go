@@ -5,6 +5,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -809,4 +812,39 @@ func statValue(t ducklake.Type, s string) (any, bool) {
 	}
 	iv, err := materialize.IcebergValue(t, v)
 	return iv, err == nil && iv != nil
+}
+
+// endContents ends every row of table t in snap — its live data files
+// (with their delete files) and its inlined rows — as a replace
+// transaction's removal of main asks: the replacement's snapshot then adds
+// only the new files, and time travel still reads the rows before.
+func (c *Catalog) endContents(ctx context.Context, tx pgx.Tx, snap *Snapshot, t ducklake.Table) error {
+	data, _, err := c.liveFiles(ctx, tx, snap, t)
+	if err != nil {
+		return err
+	}
+	ch := &fileChange{removeData: slices.Sorted(maps.Keys(data))}
+	if err := c.applyFiles(ctx, tx, snap, t, ch, iceberg.OpDelete, nil); err != nil {
+		return err
+	}
+	rows, err := tx.Query(ctx, `SELECT table_name FROM `+c.t("ducklake_inlined_data_tables")+` WHERE table_id = $1 ORDER BY schema_version`, t.ID)
+	if err != nil {
+		return fmt.Errorf("inlined data tables of table %d: %w", t.ID, err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("inlined data tables of table %d: %w", t.ID, err)
+	}
+	ended := false
+	for _, name := range names {
+		tag, err := tx.Exec(ctx, `UPDATE `+c.t(pgx.Identifier{name}.Sanitize())+` SET end_snapshot = $1 WHERE end_snapshot IS NULL`, snap.ID)
+		if err != nil {
+			return fmt.Errorf("end the inlined rows of table %d: %w", t.ID, err)
+		}
+		ended = ended || tag.RowsAffected() > 0
+	}
+	if ended {
+		snap.change("deleted_from_table:" + strconv.FormatInt(t.ID, 10))
+	}
+	return nil
 }

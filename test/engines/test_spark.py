@@ -249,3 +249,28 @@ def test_spark_reads_masked_bytes(spark, lake: Lake, writer, ns):
         assert rows(spark.sql(f"SELECT id, email FROM gov_alice.{ns}.customers")) == raw
     finally:
         s.stop()
+
+
+def test_create_or_replace(spark, duck, ns):
+    """CREATE OR REPLACE TABLE … AS SELECT (Iceberg's replace transaction:
+    remove main, a new schema, a snapshot of only the new files) is one
+    DuckLake change: Spark and DuckDB read the new schema and only the new
+    rows; REPLACE TABLE without rows leaves it empty."""
+    spark.sql(f"CREATE TABLE lake.{ns}.rep (id BIGINT, old STRING) USING iceberg")
+    spark.sql(f"INSERT INTO lake.{ns}.rep VALUES (1, 'a'), (2, 'b')")
+    duck.execute(f"INSERT INTO l.{ns}.rep VALUES (3, 'duck')")
+    assert len(duck_rows(duck, f"SELECT * FROM l.{ns}.rep")) == 3
+
+    spark.sql(f"CREATE OR REPLACE TABLE lake.{ns}.rep USING iceberg AS "
+              "SELECT CAST(id AS BIGINT) AS id, CAST(id * 10 AS INT) AS fresh FROM VALUES (7), (8) AS v(id)")
+    want = [(7, 70), (8, 80)]
+    assert rows(spark.sql(f"SELECT id, fresh FROM lake.{ns}.rep")) == want
+    assert spark.table(f"lake.{ns}.rep").columns == ["id", "fresh"]
+    assert duck_rows(duck, f"SELECT * FROM l.{ns}.rep") == want
+    # DuckDB goes on writing the replaced table.
+    duck.execute(f"INSERT INTO l.{ns}.rep VALUES (9, 90)")
+    assert rows(spark.sql(f"SELECT id, fresh FROM lake.{ns}.rep")) == want + [(9, 90)]
+
+    spark.sql(f"REPLACE TABLE lake.{ns}.rep (id BIGINT) USING iceberg")
+    assert rows(spark.sql(f"SELECT * FROM lake.{ns}.rep")) == []
+    assert duck_rows(duck, f"SELECT * FROM l.{ns}.rep") == []
