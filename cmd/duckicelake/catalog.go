@@ -483,22 +483,13 @@ func (c *catalogService) auditSink() governance.Sink {
 // ducklake_cleanup_old_files does, so no operator has to run it. Every
 // process cleans up; a file another deleted first is no error.
 func (c *catalogService) cleanupScheduled(ctx context.Context, commits *commit.Catalog, grace, interval time.Duration) {
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		sctx, cancel := context.WithTimeout(ctx, interval)
-		got, err := commits.CleanupScheduled(sctx, c.pool, time.Now().Add(-grace), c.log)
-		cancel()
+	every(ctx, interval, func(rctx context.Context) {
+		got, err := commits.CleanupScheduled(rctx, c.pool, time.Now().Add(-grace), c.log)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			c.log.Warn("catalog: cleanup of files scheduled for deletion", zap.Int("deleted", got.Deleted), zap.Error(err))
 		case got.Deleted > 0 || got.Refused > 0:
 			c.log.Info("catalog: files scheduled for deletion cleaned up", zap.Int("deleted", got.Deleted), zap.Int("refused", got.Refused))
 		}
-	}
+	})
 }

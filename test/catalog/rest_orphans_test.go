@@ -2,17 +2,14 @@ package catalog_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	goiceberg "github.com/apache/iceberg-go"
-	icerest "github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
 	"go.uber.org/zap/zaptest"
 
@@ -35,12 +32,11 @@ type servedTable struct {
 
 func loadServed(t *testing.T, env *restEnv, tok, ns, name string) servedTable {
 	t.Helper()
-	r := env.do("GET", "/v1/lake/namespaces/"+ns+"/tables/"+name, tok, nil)
-	if r.code != 200 {
-		t.Fatalf("load %s.%s: %d %s", ns, name, r.code, r.body)
+	lr, _ := env.meta(t, tok, ns, name)
+	s := servedTable{MetadataLocation: lr.Location}
+	if err := json.Unmarshal(lr.Metadata, &s.Metadata); err != nil {
+		t.Fatal(err)
 	}
-	var s servedTable
-	r.decode(t, &s)
 	return s
 }
 
@@ -124,36 +120,17 @@ func TestEngineCommitsLeaveNoOrphans(t *testing.T) {
 	st := requireStack(t, true)
 	store := objstore.NewS3(st.root())
 	ctx := context.Background()
-	cat, err := icerest.NewCatalog(ctx, "lake", env.url, icerest.WithCredential("writer-"+ns+":pw"), icerest.WithWarehouseLocation("lake"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	schema := goiceberg.NewSchema(0,
-		goiceberg.NestedField{ID: 1, Name: "id", Type: goiceberg.PrimitiveTypes.Int64, Required: true},
-		goiceberg.NestedField{ID: 2, Name: "name", Type: goiceberg.PrimitiveTypes.String},
-	)
+	cat, schema := icebergGoCatalog(t, env, ns)
 	ident := table.Identifier{ns, "g"}
 	tbl, err := cat.CreateTable(ctx, ident, schema)
 	if err != nil {
 		t.Fatalf("create: %v", err)
 	}
 	for _, lo := range []int{0, 30} {
-		sc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-		for i := lo; i < lo+30; i++ {
-			b.Field(0).(*array.Int64Builder).Append(int64(i))
-			b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("g%d", i))
-		}
-		rec := b.NewRecordBatch()
-		b.Release()
 		txn := tbl.NewTransaction()
-		if err := txn.AppendTable(ctx, array.NewTableFromRecords(sc, []arrow.RecordBatch{rec}), 1000, nil); err != nil {
+		if err := txn.AppendTable(ctx, icebergGoBatch(t, tbl.Schema(), lo, 30), 1000, nil); err != nil {
 			t.Fatal(err)
 		}
-		rec.Release()
 		if tbl, err = txn.Commit(ctx); err != nil {
 			t.Fatalf("append %d: %v", lo, err)
 		}
