@@ -104,6 +104,11 @@ func (c *Catalog) Commit(ctx context.Context, tx pgx.Tx, snap *Snapshot, target 
 			return t, err
 		}
 	}
+	if len(p.snapshots) > 0 {
+		if err := c.unscheduleRecorded(ctx, tx, snap, t); err != nil {
+			return t, err
+		}
+	}
 	if err := c.applyRefs(ctx, tx, snap, t, target.Base, p); err != nil {
 		return t, err
 	}

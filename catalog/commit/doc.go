@@ -27,7 +27,8 @@
 //	                         (and of their delete files); inserted_into_table / deleted_from_table
 //	                         (compacted_table for replace); the client's manifest list and the
 //	                         manifests the snapshot added → ducklake_files_scheduled_for_deletion
-//	                         (nothing references them: the served metadata is materialize's)
+//	                         (nothing references them: the served metadata is materialize's);
+//	                         the files it records are taken off that schedule
 //	position delete file     ducklake_delete_file of its one data file (referenced_data_file or
 //	                         equal file_path bounds); one naming several data files is split and
 //	                         one for a data file with a delete file merged into new files (the

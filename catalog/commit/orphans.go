@@ -89,3 +89,25 @@ func (c *Catalog) recordsFile(ctx context.Context, tx ducklake.Querier, t duckla
 	}
 	return found, nil
 }
+
+// unscheduleRecorded takes the files the snapshot recorded for table t off
+// ducklake_files_scheduled_for_deletion: a path scheduled earlier (a
+// manifest's, or an expired data file within its grace) that a commit
+// records again is the table's once more, and DuckDB's
+// ducklake_cleanup_old_files, which checks nothing, must not delete it.
+func (c *Catalog) unscheduleRecorded(ctx context.Context, tx pgx.Tx, snap *Snapshot, t ducklake.Table) error {
+	md, err := c.reader(tx).Metadata(ctx)
+	if err != nil {
+		return err
+	}
+	for _, tbl := range []string{"ducklake_data_file", "ducklake_delete_file"} {
+		if _, err := tx.Exec(ctx, `DELETE FROM `+c.t("ducklake_files_scheduled_for_deletion")+` s
+			WHERE EXISTS (SELECT 1 FROM `+c.t(tbl)+` f WHERE f.table_id = $1 AND f.begin_snapshot = $2
+				AND CASE WHEN coalesce(f.path_is_relative, true) THEN $3 || f.path ELSE f.path END
+					= CASE WHEN coalesce(s.path_is_relative, true) THEN $4 || s.path ELSE s.path END)`,
+			t.ID, snap.ID, t.Path, md.DataPath); err != nil {
+			return fmt.Errorf("take the files table %d records off the deletion schedule (%s): %w", t.ID, tbl, err)
+		}
+	}
+	return nil
+}

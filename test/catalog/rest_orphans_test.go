@@ -304,3 +304,43 @@ func TestOrphanCleanupStaysInside(t *testing.T) {
 		t.Errorf("after the cleanup scheduled: %v, want the 3 refused rows kept", got)
 	}
 }
+
+// TestRecordedFileLeavesTheSchedule: a path a commit records as a data
+// file is taken off the deletion schedule, even one an earlier commit
+// scheduled (here the manifest list of the first commit, which the second
+// names as its data file), so DuckDB's ducklake_cleanup_old_files, which
+// checks nothing, deletes every other scheduled manifest and keeps it.
+func TestRecordedFileLeavesTheSchedule(t *testing.T) {
+	ns := "os" + randomHex(4)
+	env := writeEnv(t, ns)
+	st := requireStack(t, true)
+	if r := env.do("POST", "/v1/lake/namespaces/"+ns+"/tables", env.token("admin"), map[string]any{"name": "t", "schema": locSchema}); r.code != 200 {
+		t.Fatalf("create %s.t: %d %s", ns, r.code, r.body)
+	}
+	tok := clientToken(t, env, "writer-"+ns, "pw")
+	tLoc := strings.TrimSuffix(loadServed(t, env, tok, ns, "t").Metadata.Location, "/")
+	key := func(loc string) string { return strings.TrimPrefix(loc, "s3://lake/") }
+	id := time.Now().UnixNano() % 1e12
+	var lists, manifests []string
+	for i, data := range []string{tLoc + "/data/a.parquet", tLoc + "/metadata/list-0.avro"} {
+		list, manifest := fmt.Sprintf("%s/metadata/list-%d.avro", tLoc, i), fmt.Sprintf("%s/metadata/manifest-%d.avro", tLoc, i)
+		lists, manifests = append(lists, list), append(manifests, manifest)
+		updates := clientSnapshot(t, st, id+int64(i), list, key(list), manifest, key(manifest), data)
+		if r := env.do("POST", "/v1/lake/namespaces/"+ns+"/tables/t", tok, map[string]any{"requirements": []any{}, "updates": updates}); r.code != 200 {
+			t.Fatalf("commit %d: %d %s", i, r.code, r.body)
+		}
+	}
+	want := []string{lists[1], manifests[0], manifests[1]}
+	if got := scheduled(t, env); !slices.Equal(got, want) {
+		t.Errorf("scheduled %v, want %v", got, want)
+	}
+	env.duck("CALL ducklake_cleanup_old_files('l', cleanup_all => true)")
+	if !objectExists(t, st, lists[0]) {
+		t.Errorf("%s, a data file of the table now, was deleted", lists[0])
+	}
+	for _, p := range want {
+		if objectExists(t, st, p) {
+			t.Errorf("%s survived ducklake_cleanup_old_files", p)
+		}
+	}
+}
