@@ -109,6 +109,14 @@ func (c *Catalog) Commit(ctx context.Context, tx pgx.Tx, snap *Snapshot, target 
 		if err := c.applyFiles(ctx, tx, snap, t, ch, s.Summary["operation"], p.specAlias); err != nil {
 			return t, err
 		}
+		if err := c.scheduleClientManifests(ctx, tx, snap, t, m, dir, s); err != nil {
+			return t, err
+		}
+	}
+	if len(p.snapshots) > 0 {
+		if err := c.unscheduleRecorded(ctx, tx, snap, t); err != nil {
+			return t, err
+		}
 	}
 	if err := c.applyRefs(ctx, tx, snap, t, target.Base, p); err != nil {
 		return t, err

@@ -25,7 +25,10 @@
 //	                         ducklake_data_file (+ file column stats from the metrics, partition
 //	                         values, row ids from ducklake_table_stats), DELETED → end_snapshot
 //	                         (and of their delete files); inserted_into_table / deleted_from_table
-//	                         (compacted_table for replace)
+//	                         (compacted_table for replace); the client's manifest list and the
+//	                         manifests the snapshot added → ducklake_files_scheduled_for_deletion
+//	                         (nothing references them: the served metadata is materialize's);
+//	                         the files it records are taken off that schedule
 //	position delete file     ducklake_delete_file of its one data file (referenced_data_file or
 //	                         equal file_path bounds); one naming several data files is split and
 //	                         one for a data file with a delete file merged into new files (the
@@ -66,6 +69,11 @@
 //	                         same UUID → 409. The Iceberg snapshot history is not carried over.
 //	                         A dropped table at the same path gives its rows of these files up
 //	                         (DuckLake would delete them when its snapshots expire)
+//
+// Files scheduled for deletion — by commits, expiries and DuckDB — are
+// deleted by [Catalog.CleanupScheduled] after a grace (serve runs it every
+// minute), within the data path or a table's location only and never while
+// a table records them.
 //
 // A new table's location never overlaps a live table's, of any namespace
 // (403 when the client chose it; a default path a renamed table still holds

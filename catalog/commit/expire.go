@@ -276,7 +276,7 @@ func (c *Catalog) expireSnapshots(ctx context.Context, tx pgx.Tx, ids []int64) e
 // tablePaths resolves every table's path (its latest row's, within its
 // schema's latest row) as DuckDB does for files: data path, schema path,
 // table path.
-func (c *Catalog) tablePaths(ctx context.Context, tx pgx.Tx, dataPath string) (map[int64]string, error) {
+func (c *Catalog) tablePaths(ctx context.Context, tx ducklake.Querier, dataPath string) (map[int64]string, error) {
 	rows, err := tx.Query(ctx, `SELECT DISTINCT ON (t.table_id) t.table_id, coalesce(t.path, ''), coalesce(t.path_is_relative, true),
 			coalesce(s.path, ''), coalesce(s.path_is_relative, true)
 		FROM `+c.t("ducklake_table")+` t LEFT JOIN `+c.t("ducklake_schema")+` s USING (schema_id)

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -718,6 +720,23 @@ func (b *builder) addFile(loc string, body []byte) {
 		b.seen[loc] = true
 		b.files = append(b.files, File{Location: loc, Body: body})
 	}
+}
+
+// generatedName matches the names of the files materialize writes under
+// <table>/metadata/ (walk.go, v3.go): snap-<s>-<hash>.avro,
+// <s>-<hash>-m<n>.avro, <s>-<hash>-dv.puffin, v<n>-<hash>.metadata.json.
+var generatedName = regexp.MustCompile(`^(snap-[0-9]+-[0-9a-f]{16}\.avro|[0-9]+-[0-9a-f]{16}-(m[0-9]+\.avro|dv\.puffin)|v[0-9]+-[0-9a-f]{16}\.metadata\.json)$`)
+
+// Generated reports whether location may be a file materialize wrote (its
+// Iceberg metadata, or Parquet under __inlined__/): served metadata
+// references those, so whoever deletes files a client wrote must leave
+// them alone even when a client names one as its own. It errs towards
+// true: a client file with such a name is only kept.
+func Generated(location string) bool {
+	if strings.Contains(location, "/__inlined__/") {
+		return true
+	}
+	return generatedName.MatchString(path.Base(location))
 }
 
 // contentHash names generated files: 16 hex digits of their SHA-256.

@@ -581,3 +581,31 @@ func TestBuildTranslatesDuckLakeDeleteFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestGeneratedNames: every file a build writes is Generated, so no
+// cleanup of client files takes it for one; the names engines give their
+// manifest lists and manifests are not.
+func TestGeneratedNames(t *testing.T) {
+	for _, f := range buildEvents(t, 6).Files {
+		if !Generated(f.Location) {
+			t.Errorf("%s is written by materialize but not Generated", f.Location)
+		}
+	}
+	for _, tc := range []struct {
+		location string
+		want     bool
+	}{
+		{"s3://lake/data/s/t/metadata/3-0123456789abcdef-dv.puffin", true},
+		{"s3://lake/data/s/t/__inlined__/ducklake-delete-7-0123456789abcdef.parquet", true},
+		// PyIceberg, iceberg-go, Spark, Trino.
+		{"s3://lake/data/s/t/metadata/snap-6777207317621133452-0-0f87d1df-42ef-4e89-9727-9e1ab9523ca3.avro", false},
+		{"s3://lake/data/s/t/metadata/0f87d1df-42ef-4e89-9727-9e1ab9523ca3-m1.avro", false},
+		{"s3://lake/data/s/t/metadata/snap-4421345434212213233-1-b8d2a6a7-2b45-4a3c-9a47-13c4a4fe1b3e.avro", false},
+		{"s3://lake/data/s/t/metadata/b8d2a6a7-2b45-4a3c-9a47-13c4a4fe1b3e-m0.avro", false},
+		{"s3://lake/data/s/t/metadata/00001-9c1b7d2e-8a3f-4f0e-b1d5-1e2f3a4b5c6d.metadata.json", false},
+	} {
+		if got := Generated(tc.location); got != tc.want {
+			t.Errorf("Generated(%s) = %v, want %v", tc.location, got, tc.want)
+		}
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
 
+	"github.com/duckicelake/duckicelake/catalog/commit"
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/eager"
 	"github.com/duckicelake/duckicelake/catalog/materialize"
@@ -72,7 +73,9 @@ type catalogService struct {
 
 	cancel    context.CancelFunc // stops the watchers
 	govCancel context.CancelFunc // stops the governance watcher and sweeps
-	wg        sync.WaitGroup
+	// cleanCancel stops the cleanup of files scheduled for deletion.
+	cleanCancel context.CancelFunc
+	wg          sync.WaitGroup
 }
 
 // configError is a setting serve cannot use; serve exits 2 for it, 1 for
@@ -198,6 +201,13 @@ func openCatalog(ctx context.Context, cfg *config.Config, gatewayURL string, key
 	if err != nil {
 		return nil, err
 	}
+	cctx, cancel := context.WithCancel(context.Background())
+	c.cleanCancel = cancel
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		c.cleanupScheduled(cctx, commit.New(commit.Config{Schema: cc.Schema, Objects: root}), cc.CleanupGrace, time.Minute)
+	}()
 	if len(clients) == 0 && !cfg.Dev {
 		log.Warn("catalog: no oauth.clients; no client can obtain a token (set DUCKICELAKE_OAUTH_CLIENTS)")
 	}
@@ -434,6 +444,9 @@ func (c *catalogService) Close() {
 	if c.govCancel != nil {
 		c.govCancel()
 	}
+	if c.cleanCancel != nil {
+		c.cleanCancel()
+	}
 	c.wg.Wait()
 	if c.exports != nil {
 		c.exports.Close()
@@ -462,4 +475,21 @@ func (c *catalogService) auditSink() governance.Sink {
 		return nil
 	}
 	return c.trail
+}
+
+// cleanupScheduled deletes, every interval, the files DuckLake scheduled
+// for deletion more than grace ago (expired snapshots' files, replaced
+// client delete files, the manifests of engine commits): what DuckDB's
+// ducklake_cleanup_old_files does, so no operator has to run it. Every
+// process cleans up; a file another deleted first is no error.
+func (c *catalogService) cleanupScheduled(ctx context.Context, commits *commit.Catalog, grace, interval time.Duration) {
+	every(ctx, interval, func(rctx context.Context) {
+		got, err := commits.CleanupScheduled(rctx, c.pool, time.Now().Add(-grace), c.log)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			c.log.Warn("catalog: cleanup of files scheduled for deletion", zap.Int("deleted", got.Deleted), zap.Error(err))
+		case got.Deleted > 0 || got.Refused > 0:
+			c.log.Info("catalog: files scheduled for deletion cleaned up", zap.Int("deleted", got.Deleted), zap.Int("refused", got.Refused))
+		}
+	})
 }

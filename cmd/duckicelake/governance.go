@@ -174,6 +174,18 @@ func (c *catalogService) sweep(ctx context.Context, cfg *config.Config) {
 // sweepReaders drops expired DuckLake-direct reader roles every interval.
 // Every process sweeps; a role another dropped first is skipped.
 func (c *catalogService) sweepReaders(ctx context.Context, interval time.Duration) {
+	every(ctx, interval, func(ctx context.Context) {
+		if n, err := c.direct.Sweep(ctx); err != nil {
+			c.log.Warn("DuckLake-direct: sweep of expired reader roles", zap.Error(err))
+		} else if n > 0 {
+			c.log.Info("DuckLake-direct: expired reader roles dropped", zap.Int("roles", n))
+		}
+	})
+}
+
+// every runs fn every interval until ctx ends, each run under a deadline
+// of one interval, so a stuck run cannot pile up behind the next.
+func every(ctx context.Context, interval time.Duration, fn func(context.Context)) {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
@@ -182,12 +194,8 @@ func (c *catalogService) sweepReaders(ctx context.Context, interval time.Duratio
 			return
 		case <-tick.C:
 		}
-		sctx, cancel := context.WithTimeout(ctx, interval)
-		if n, err := c.direct.Sweep(sctx); err != nil {
-			c.log.Warn("DuckLake-direct: sweep of expired reader roles", zap.Error(err))
-		} else if n > 0 {
-			c.log.Info("DuckLake-direct: expired reader roles dropped", zap.Int("roles", n))
-		}
+		rctx, cancel := context.WithTimeout(ctx, interval)
+		fn(rctx)
 		cancel()
 	}
 }

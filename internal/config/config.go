@@ -104,6 +104,12 @@ type Catalog struct {
 	// VendTTL is the lifetime of credentials vended with LoadTable (capped
 	// by mint.max_ttl).
 	VendTTL time.Duration `toml:"vend_ttl"`
+	// CleanupGrace is how long a file DuckLake scheduled for deletion
+	// (ducklake_files_scheduled_for_deletion: expired snapshots' files,
+	// engines' manifest lists and manifests once their commit is durable)
+	// stays in storage before serve deletes it; 0 deletes it at the next
+	// sweep.
+	CleanupGrace time.Duration `toml:"cleanup_grace"`
 	// RequestTimeout bounds one catalog request: every Postgres query, the
 	// Authorizer and materialisation run under a context with this
 	// deadline, also cancelled when the client disconnects.
@@ -255,6 +261,7 @@ func Default() *Config {
 			Schema:         "public",
 			SnapshotTTL:    100 * time.Millisecond,
 			VendTTL:        time.Hour,
+			CleanupGrace:   time.Hour,
 			RequestTimeout: 30 * time.Second,
 			Eager:          true,
 

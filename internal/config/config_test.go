@@ -133,6 +133,7 @@ func TestEverySetting(t *testing.T) {
 		"catalog.data_path":              "s3://lake/data/",
 		"catalog.snapshot_ttl":           "250ms",
 		"catalog.vend_ttl":               "30m",
+		"catalog.cleanup_grace":          "2h",
 		"catalog.request_timeout":        "45s",
 		"catalog.eager":                  "false",
 		"catalog.max_connections_per_ip": "9",
@@ -173,7 +174,7 @@ func TestEverySetting(t *testing.T) {
 			AuthorizeTimeout: 2 * time.Second, MaxHeaderBytes: 32 << 10, MaxConnections: 77, MaxConnectionsPerIP: 7, MaxChunkSize: 1 << 20},
 		Catalog: Catalog{Listen: "[::1]:8282", DSN: "postgres://dl:pw@db.internal:5432/ducklake", Name: "warehouse",
 			Schema: "lake_meta", DataPath: "s3://lake/data/", SnapshotTTL: 250 * time.Millisecond, VendTTL: 30 * time.Minute,
-			RequestTimeout: 45 * time.Second, MaxConnectionsPerIP: 9},
+			CleanupGrace: 2 * time.Hour, RequestTimeout: 45 * time.Second, MaxConnectionsPerIP: 9},
 		OAuth: OAuth{Clients: "etl:pw|ns:sales:rw|writer,admin:pw2|*", TokenKey: testKeyHex, TokenTTL: 2 * time.Hour,
 			SessionTTL: 5 * time.Hour, MaxFailuresPerClient: 3, MaxFailuresPerIP: 4, FailureWindow: 2 * time.Minute},
 		Upstream: Upstream{Endpoint: "http://127.0.0.1:7070", Region: "fsn1", AccessKey: "backendkey", SecretKey: "backend-secret",
@@ -244,6 +245,7 @@ schema = "lake_meta"
 data_path = "s3://lake/data/"
 snapshot_ttl = "250ms"
 vend_ttl = "30m"
+cleanup_grace = "2h"
 request_timeout = "45s"
 eager = false
 max_connections_per_ip = 9
@@ -383,6 +385,7 @@ func TestValidation(t *testing.T) {
 		{env: map[string]string{"DUCKICELAKE_CATALOG_SNAPSHOT_TTL": "0s"}, key: "catalog.snapshot_ttl", msg: "must be positive"},
 		{env: map[string]string{"DUCKICELAKE_CATALOG_VEND_TTL": "-1m"}, key: "catalog.vend_ttl", msg: "must be positive"},
 		{env: map[string]string{"DUCKICELAKE_CATALOG_REQUEST_TIMEOUT": "0s"}, key: "catalog.request_timeout", msg: "must be positive"},
+		{env: map[string]string{"DUCKICELAKE_CATALOG_CLEANUP_GRACE": "-1s"}, key: "catalog.cleanup_grace", msg: "must not be negative"},
 		{env: map[string]string{"DUCKICELAKE_GATEWAY_AUTHORIZE_TIMEOUT": "-1s"}, key: "gateway.authorize_timeout", msg: "must be positive"},
 		{env: map[string]string{"DUCKICELAKE_CATALOG_EAGER": "often"}, key: "catalog.eager", msg: "want true or false"},
 		{env: map[string]string{"DUCKICELAKE_OAUTH_TOKEN_KEY": "abcd"}, key: "oauth.token_key", msg: "at least 32 random bytes"},

@@ -58,6 +58,7 @@ func settings() []setting {
 		{key: "catalog.data_path", usage: "the catalog's data path, s3://bucket/prefix/ (checked against the catalog when set)", field: func(c *Config) any { return &c.Catalog.DataPath }},
 		{key: "catalog.snapshot_ttl", usage: "longest a LoadTable may serve a snapshot id without asking Postgres", field: func(c *Config) any { return &c.Catalog.SnapshotTTL }},
 		{key: "catalog.vend_ttl", usage: "lifetime of credentials vended with LoadTable", field: func(c *Config) any { return &c.Catalog.VendTTL }},
+		{key: "catalog.cleanup_grace", usage: "how long files scheduled for deletion stay in storage before serve deletes them", field: func(c *Config) any { return &c.Catalog.CleanupGrace }},
 		{key: "catalog.request_timeout", usage: "deadline of one catalog request (Postgres, Authorizer, materialisation)", field: func(c *Config) any { return &c.Catalog.RequestTimeout }},
 		{key: "catalog.eager", usage: "follow DuckLake commits by LISTEN/NOTIFY and materialise them at once", field: func(c *Config) any { return &c.Catalog.Eager }},
 		{key: "catalog.max_connections_per_ip", usage: "most concurrent connections from one client address (IPv6: one /64) on the catalog listener", field: func(c *Config) any { return &c.Catalog.MaxConnectionsPerIP }},

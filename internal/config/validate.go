@@ -91,6 +91,9 @@ func (c *Config) validate(source map[string]string) error {
 	checkPositive("catalog.snapshot_ttl", cat.SnapshotTTL)
 	checkPositive("catalog.vend_ttl", cat.VendTTL)
 	checkPositive("catalog.request_timeout", cat.RequestTimeout)
+	if cat.CleanupGrace < 0 {
+		bad("catalog.cleanup_grace", "must not be negative, got %s", cat.CleanupGrace)
+	}
 	if cat.MaxConnectionsPerIP < 1 {
 		bad("catalog.max_connections_per_ip", "must be at least 1, got %d", cat.MaxConnectionsPerIP)
 	}

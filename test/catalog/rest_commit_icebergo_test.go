@@ -16,6 +16,39 @@ import (
 	"github.com/apache/iceberg-go/table"
 )
 
+// icebergGoCatalog is iceberg-go's REST catalog as namespace ns's writer
+// (writeEnv), and the schema the tests create their tables with.
+func icebergGoCatalog(t *testing.T, env *restEnv, ns string) (*rest.Catalog, *goiceberg.Schema) {
+	t.Helper()
+	cat, err := rest.NewCatalog(context.Background(), "lake", env.url, rest.WithCredential("writer-"+ns+":pw"), rest.WithWarehouseLocation("lake"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cat, goiceberg.NewSchema(0,
+		goiceberg.NestedField{ID: 1, Name: "id", Type: goiceberg.PrimitiveTypes.Int64, Required: true},
+		goiceberg.NestedField{ID: 2, Name: "name", Type: goiceberg.PrimitiveTypes.String},
+	)
+}
+
+// icebergGoBatch is rows lo to lo+n-1 of icebergGoCatalog's schema: id i,
+// name "g<i>".
+func icebergGoBatch(t *testing.T, schema *goiceberg.Schema, lo, n int) arrow.Table {
+	t.Helper()
+	sc, err := table.SchemaToArrowSchema(schema, nil, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	for i := lo; i < lo+n; i++ {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("g%d", i))
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	return array.NewTableFromRecords(sc, []arrow.RecordBatch{rec})
+}
+
 // TestIcebergGoAppends: iceberg-go's REST catalog, with the credentials
 // the catalog vends, creates a table and appends to it twice (the second
 // time on a head DuckDB moved); DuckDB reads every row. iceberg-go's
@@ -25,34 +58,13 @@ func TestIcebergGoAppends(t *testing.T) {
 	ns := "wg" + randomHex(4)
 	env := writeEnv(t, ns)
 	ctx := context.Background()
-	cat, err := rest.NewCatalog(ctx, "lake", env.url, rest.WithCredential("writer-"+ns+":pw"), rest.WithWarehouseLocation("lake"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	schema := goiceberg.NewSchema(0,
-		goiceberg.NestedField{ID: 1, Name: "id", Type: goiceberg.PrimitiveTypes.Int64, Required: true},
-		goiceberg.NestedField{ID: 2, Name: "name", Type: goiceberg.PrimitiveTypes.String},
-	)
+	cat, schema := icebergGoCatalog(t, env, ns)
 	ident := table.Identifier{ns, "g"}
 	tbl, err := cat.CreateTable(ctx, ident, schema)
 	if err != nil {
 		t.Fatalf("create: %v", err)
 	}
-	batch := func(lo, n int) arrow.Table {
-		sc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-		defer b.Release()
-		for i := lo; i < lo+n; i++ {
-			b.Field(0).(*array.Int64Builder).Append(int64(i))
-			b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("g%d", i))
-		}
-		rec := b.NewRecordBatch()
-		defer rec.Release()
-		return array.NewTableFromRecords(sc, []arrow.RecordBatch{rec})
-	}
+	batch := func(lo, n int) arrow.Table { return icebergGoBatch(t, tbl.Schema(), lo, n) }
 	txn := tbl.NewTransaction()
 	if err := txn.AppendTable(ctx, batch(0, 30), 1000, nil); err != nil {
 		t.Fatal(err)

@@ -192,7 +192,15 @@ func TestRemoveSnapshots(t *testing.T) {
 	for f := range onlyGone {
 		file = f
 	}
-	if sch := scheduled(t, env); !slices.Equal(sch, []string{file}) {
+	// Beside PyIceberg's manifest lists and manifests, which its commits
+	// scheduled (TestEngineCommitsLeaveNoOrphans).
+	var sch []string
+	for _, p := range scheduled(t, env) {
+		if !strings.HasSuffix(p, ".avro") {
+			sch = append(sch, p)
+		}
+	}
+	if !slices.Equal(sch, []string{file}) {
 		t.Errorf("scheduled for deletion: %v, want [%s]", sch, file)
 	}
 	if !objectExists(t, st, file) {
