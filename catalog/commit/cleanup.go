@@ -72,28 +72,47 @@ func (c *Catalog) CleanupScheduled(ctx context.Context, db DB, olderThan time.Ti
 			roots[d] = id
 		}
 	}
-	rows, err := db.Query(ctx, `SELECT data_file_id, path, path_is_relative FROM `+c.t("ducklake_files_scheduled_for_deletion")+`
-		WHERE schedule_start < $1 ORDER BY schedule_start, data_file_id LIMIT `+fmt.Sprint(maxCleanup), olderThan)
-	if err != nil {
-		return done, fmt.Errorf("cleanup of scheduled files: read the schedule: %w", err)
+	// Pages in schedule order, after the last row seen: rows refused (and
+	// kept for an operator) never stand in the way of the ones behind them.
+	var after *scheduledRow
+	for done.Deleted < maxCleanup {
+		q := `SELECT data_file_id, path, path_is_relative, schedule_start FROM ` + c.t("ducklake_files_scheduled_for_deletion") +
+			` WHERE schedule_start < $1`
+		args := []any{olderThan}
+		if after != nil {
+			q += ` AND (schedule_start, data_file_id) > ($2, $3)`
+			args = append(args, after.start, after.id)
+		}
+		rows, err := db.Query(ctx, q+` ORDER BY schedule_start, data_file_id LIMIT `+fmt.Sprint(maxCleanup), args...)
+		if err != nil {
+			return done, fmt.Errorf("cleanup of scheduled files: read the schedule: %w", err)
+		}
+		list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (scheduledRow, error) {
+			var d scheduledRow
+			err := r.Scan(&d.id, &d.path, &d.rel, &d.start)
+			return d, err
+		})
+		if err != nil {
+			return done, fmt.Errorf("cleanup of scheduled files: read the schedule: %w", err)
+		}
+		if len(list) == 0 {
+			break
+		}
+		after = &list[len(list)-1]
+		if err := c.cleanupPage(ctx, db, md.DataPath, roots, paths, list, &done, log); err != nil {
+			return done, err
+		}
 	}
-	type due struct {
-		id   int64
-		path string
-		rel  *bool
-	}
-	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (due, error) {
-		var d due
-		err := r.Scan(&d.id, &d.path, &d.rel)
-		return d, err
-	})
-	if err != nil {
-		return done, fmt.Errorf("cleanup of scheduled files: read the schedule: %w", err)
-	}
+	return done, nil
+}
+
+// cleanupPage deletes (or refuses) one page of scheduled rows.
+func (c *Catalog) cleanupPage(ctx context.Context, db DB, dataPath string, roots map[objstore.Location]int64, paths map[int64]string,
+	list []scheduledRow, done *Cleaned, log *zap.Logger) error {
 	for _, d := range list {
 		location := d.path
 		if d.rel == nil || *d.rel {
-			location = md.DataPath + d.path
+			location = dataPath + d.path
 		}
 		loc, err := objstore.Parse(location)
 		if err != nil {
@@ -119,7 +138,7 @@ func (c *Catalog) CleanupScheduled(ctx context.Context, db DB, olderThan time.Ti
 		recorded := false
 		for _, id := range tables {
 			if recorded, err = c.recordsFile(ctx, db, ducklake.Table{ID: id, Path: paths[id]}, loc.String()); err != nil {
-				return done, fmt.Errorf("cleanup of scheduled files: %w", err)
+				return fmt.Errorf("cleanup of scheduled files: %w", err)
 			}
 			if recorded {
 				break
@@ -131,14 +150,22 @@ func (c *Catalog) CleanupScheduled(ctx context.Context, db DB, olderThan time.Ti
 			continue
 		}
 		if err := c.objects.Delete(ctx, loc); err != nil {
-			return done, fmt.Errorf("cleanup of scheduled files: delete %s: %w", location, err)
+			return fmt.Errorf("cleanup of scheduled files: delete %s: %w", location, err)
 		}
 		if _, err := db.Exec(ctx, `DELETE FROM `+c.t("ducklake_files_scheduled_for_deletion")+`
 			WHERE data_file_id = $1 AND path = $2 AND path_is_relative IS NOT DISTINCT FROM $3`, d.id, d.path, d.rel); err != nil {
-			return done, fmt.Errorf("cleanup of scheduled files: forget %s: %w", location, err)
+			return fmt.Errorf("cleanup of scheduled files: forget %s: %w", location, err)
 		}
 		done.Deleted++
 		log.Debug("cleanup of scheduled files: deleted", zap.Int64("data_file_id", d.id), zap.String("path", location))
 	}
-	return done, nil
+	return nil
+}
+
+// scheduledRow is a ducklake_files_scheduled_for_deletion row.
+type scheduledRow struct {
+	id    int64
+	path  string
+	rel   *bool
+	start time.Time
 }
