@@ -89,6 +89,8 @@ func shadowHistory(e *Export, t *plan.Table, base *materialize.History) (*materi
 		ct.Begin, ct.End = snap, 0
 		h.Comments = append(h.Comments, ct)
 	}
+	// Of the extras, the properties only: the base table's statistics
+	// files describe its raw values, and refs name snapshots the copy lacks.
 	h.Extras.Properties = base.Extras.Properties
 	colID := make(map[string]int64, len(t.Columns))
 	for _, c := range t.Columns {

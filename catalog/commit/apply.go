@@ -61,6 +61,9 @@ type plan struct {
 	// DuckLake partition id it got: files of the same commit name the
 	// former.
 	specAlias map[int]int64
+	// statistics are the statistics files set (or removed) by the commit,
+	// the last update for each winning.
+	statistics map[statsKey]statsUpdate
 }
 
 // Commit checks a table commit's requirements against target and writes
@@ -119,6 +122,9 @@ func (c *Catalog) Commit(ctx context.Context, tx pgx.Tx, snap *Snapshot, target 
 		}
 	}
 	if err := c.applyRefs(ctx, tx, snap, t, target.Base, p); err != nil {
+		return t, err
+	}
+	if err := c.applyStatistics(ctx, tx, snap, t, target.Base, p); err != nil {
 		return t, err
 	}
 	if len(p.removeSnapshots) > 0 {
@@ -350,8 +356,9 @@ func foldUpdates(updates []Update, base *iceberg.TableMetadata, maxFormat int) (
 				p.props[k] = nil
 			}
 		case ActionSetStatistics, ActionRemoveStatistics, ActionSetPartitionStatistics, ActionRemovePartitionStatistics:
-			// Accepted: the catalog derives statistics from DuckLake and
-			// keeps no statistics files.
+			if err := p.foldStatistics(u, base, added, removed); err != nil {
+				return nil, err
+			}
 		case ActionRemovePartitionSpecs:
 			if base != nil && slices.Contains(u.SpecIDs, base.DefaultSpecID) {
 				return nil, invalid("remove-partition-specs: spec %d is the default", base.DefaultSpecID)

@@ -348,7 +348,7 @@ func (c *Catalog) writeTable(ctx context.Context, tx pgx.Tx, snap *Snapshot, ns 
 	}
 	// A table id an earlier, failed catalog used must not inherit sidecar
 	// state.
-	for _, tbl := range []string{propertyTable, refTable} {
+	for _, tbl := range []string{propertyTable, refTable, statisticsTable} {
 		if _, err := tx.Exec(ctx, `DELETE FROM `+c.t(tbl)+` WHERE table_id = $1`, id); err != nil {
 			return ducklake.Table{}, fmt.Errorf("clear %s: %w", tbl, err)
 		}

@@ -53,7 +53,14 @@
 //	set-snapshot-ref         main: the snapshot just added (others → 501); tags and branches at
 //	                         existing snapshots → sidecar duckicelake_table_ref; branch writes → 501
 //	upgrade-format-version   sidecar duckicelake.format-version up to Config.MaxFormatVersion
-//	assign-uuid, statistics  accepted (the same UUID; statistics are derived from DuckLake)
+//	assign-uuid              accepted (the same UUID)
+//	set/remove-(partition-)  sidecar duckicelake_table_statistics: the StatisticsFile or
+//	statistics               PartitionStatisticsFile as committed, per snapshot and kind (snapshot-id
+//	                         the DuckLake id of a snapshot this commit adds); a snapshot that is not the
+//	                         table's → 400, a statistics-path outside the table location → 403 (the
+//	                         rule of every file a client names). Removed with their snapshot
+//	                         (remove-snapshots, or any expiry our expiry sweeps after) and with the
+//	                         table (drop)
 //	remove-snapshots         the DuckLake snapshots from each id up to the table's next Iceberg
 //	                         snapshot expire as ducklake_expire_snapshots does (rows only they see
 //	                         deleted, files → ducklake_files_scheduled_for_deletion); unknown ids

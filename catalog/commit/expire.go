@@ -259,6 +259,19 @@ func (c *Catalog) expireSnapshots(ctx context.Context, tx pgx.Tx, ids []int64) e
 			}
 		}
 	}
+	// Statistics files of expired snapshots and dropped tables go with
+	// them; so do those of snapshots DuckDB's ducklake_expire_snapshots
+	// expired (it knows nothing of sidecars). A catalog DuckDB made has no
+	// sidecar tables until serve or init migrates it.
+	switch ok, err := c.reader(tx).TableExists(ctx, statisticsTable); {
+	case err != nil:
+		return fmt.Errorf("expire snapshots: %w", err)
+	case ok:
+		if err := exec("delete from "+statisticsTable, `DELETE FROM `+c.t(statisticsTable)+` x WHERE x.snapshot_id = ANY($1) OR x.table_id = ANY($2)
+			OR NOT EXISTS (SELECT 1 FROM `+c.t("ducklake_snapshot")+` sn WHERE sn.snapshot_id = x.snapshot_id)`, ids, dropped); err != nil {
+			return err
+		}
+	}
 	for _, tbl := range []string{"ducklake_schema", "ducklake_view", "ducklake_tag", "ducklake_macro"} {
 		if err := exec("delete from "+tbl, `DELETE FROM `+c.t(tbl)+` WHERE end_snapshot IS NOT NULL AND `+unseen("")); err != nil {
 			return err

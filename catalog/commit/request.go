@@ -173,6 +173,10 @@ type Update struct {
 	Removals           []string               `json:"removals,omitempty"`
 	SpecIDs            []int                  `json:"spec-ids,omitempty"`
 	SchemaIDs          []int                  `json:"schema-ids,omitempty"`
+	// Statistics (set-statistics) and PartitionStatistics
+	// (set-partition-statistics) are the files to register.
+	Statistics          *iceberg.StatisticsFile          `json:"statistics,omitempty"`
+	PartitionStatistics *iceberg.PartitionStatisticsFile `json:"partition-statistics,omitempty"`
 }
 
 // UnmarshalJSON decodes an update and checks that its action is known and
@@ -224,8 +228,13 @@ func (u *Update) UnmarshalJSON(data []byte) error {
 		need = []string{"updates"}
 	case ActionRemoveProperties:
 		need = []string{"removals"}
-	case ActionSetStatistics, ActionRemoveStatistics, ActionSetPartitionStatistics, ActionRemovePartitionStatistics,
-		ActionRemovePartitionSpecs, ActionRemoveSchemas, ActionAddEncryptionKey, ActionRemoveEncryptionKey:
+	case ActionSetStatistics:
+		need = []string{"statistics"}
+	case ActionSetPartitionStatistics:
+		need = []string{"partition-statistics"}
+	case ActionRemoveStatistics, ActionRemovePartitionStatistics:
+		need = []string{"snapshot-id"}
+	case ActionRemovePartitionSpecs, ActionRemoveSchemas, ActionAddEncryptionKey, ActionRemoveEncryptionKey:
 	case "":
 		return invalid("an update needs an action")
 	default:
@@ -238,6 +247,38 @@ func (u *Update) UnmarshalJSON(data []byte) error {
 	}
 	if u.Action == ActionSetSnapshotRef && u.Type != "branch" && u.Type != "tag" {
 		return invalid("set-snapshot-ref: type must be branch or tag, not %q", u.Type)
+	}
+	switch u.Action {
+	case ActionSetStatistics:
+		return checkStatisticsFile(raw["statistics"], u.Statistics, u.SnapshotID)
+	case ActionSetPartitionStatistics:
+		return checkStatisticsFile(raw["partition-statistics"], nil, nil)
+	}
+	return nil
+}
+
+// checkStatisticsFile checks that a StatisticsFile (f) or
+// PartitionStatisticsFile (f nil) has the fields the spec requires, and
+// that set-statistics' deprecated snapshot-id, when sent, agrees with the
+// file's.
+func checkStatisticsFile(raw json.RawMessage, f *iceberg.StatisticsFile, snapshotID *int64) error {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return invalid("statistics file: %v", err)
+	}
+	need := []string{"snapshot-id", "statistics-path", "file-size-in-bytes"}
+	what := "partition statistics file"
+	if f != nil {
+		need = append(need, "file-footer-size-in-bytes", "blob-metadata")
+		what = "statistics file"
+	}
+	for _, k := range need {
+		if v, ok := fields[k]; !ok || bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
+			return invalid("%s needs %s", what, k)
+		}
+	}
+	if f != nil && snapshotID != nil && *snapshotID != f.SnapshotID {
+		return invalid("set-statistics: snapshot-id %d is not the statistics file's snapshot-id %d", *snapshotID, f.SnapshotID)
 	}
 	return nil
 }

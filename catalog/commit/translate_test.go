@@ -301,6 +301,10 @@ func TestFoldUpdates(t *testing.T) {
 		return Update{Action: ActionSetSnapshotRef, RefName: name, Type: typ, SnapshotID: &id}
 	}
 	v3 := Update{Action: ActionUpgradeFormatVersion, FormatVersion: 3}
+	stats := func(id int64) Update {
+		return Update{Action: ActionSetStatistics, Statistics: &iceberg.StatisticsFile{SnapshotID: id, StatisticsPath: "s3://b/ns/t/metadata/s.stats"}}
+	}
+	unknown := int64(8)
 	for name, c := range map[string]struct {
 		updates []Update
 		kind    error
@@ -320,7 +324,12 @@ func TestFoldUpdates(t *testing.T) {
 		"remove unknown snapshot":      {[]Update{{Action: ActionRemoveSnapshots, SnapshotIDs: []int64{8}}}, nil},
 		"remove added snapshot":        {[]Update{snap(99), ref("main", "branch", 99), {Action: ActionRemoveSnapshots, SnapshotIDs: []int64{99}}}, ErrInvalid},
 		"tag a removed snapshot":       {[]Update{{Action: ActionRemoveSnapshots, SnapshotIDs: []int64{5}}, ref("v1", "tag", 5)}, ErrInvalid},
-		"statistics":                   {[]Update{{Action: ActionSetStatistics}, {Action: ActionRemoveStatistics}}, nil},
+		"statistics":                   {[]Update{stats(7), stats(5), {Action: ActionRemoveStatistics, SnapshotID: &cur}}, nil},
+		"statistics of an added":       {[]Update{snap(99), ref("main", "branch", 99), stats(99)}, nil},
+		"statistics of unknown":        {[]Update{stats(8)}, ErrInvalid},
+		"statistics of removed":        {[]Update{{Action: ActionRemoveSnapshots, SnapshotIDs: []int64{5}}, stats(5)}, ErrInvalid},
+		"statistics without file":      {[]Update{{Action: ActionSetStatistics}}, ErrInvalid},
+		"remove unknown stats":         {[]Update{{Action: ActionRemovePartitionStatistics, SnapshotID: &unknown}}, nil},
 		"other uuid":                   {[]Update{{Action: ActionAssignUUID, UUID: "9b3d2c1e-0000-4000-8000-000000000002"}}, ErrInvalid},
 		"same uuid":                    {[]Update{{Action: ActionAssignUUID, UUID: "9B3D2C1E-0000-4000-8000-000000000001"}}, nil},
 		"schema not made current":      {[]Update{{Action: ActionAddSchema, Schema: &iceberg.Schema{ID: 4}}}, ErrUnsupported},

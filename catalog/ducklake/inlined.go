@@ -62,7 +62,7 @@ func (r *Reader) InlinedData(ctx context.Context, snap, tableID int64) ([]Inline
 	}
 	var out []InlinedData
 	for _, it := range tables {
-		ok, err := r.tableExists(ctx, it.Name)
+		ok, err := r.TableExists(ctx, it.Name)
 		if err != nil {
 			return nil, err
 		}

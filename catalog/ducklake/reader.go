@@ -485,7 +485,7 @@ func (r *Reader) DataFiles(ctx context.Context, snap, tableID int64) ([]DataFile
 // per data file id, for deletions made up to snapshot snap.
 func (r *Reader) InlinedDeletes(ctx context.Context, snap, tableID int64) (map[int64][]int64, error) {
 	name := fmt.Sprintf("ducklake_inlined_delete_%d", tableID)
-	ok, err := r.tableExists(ctx, name)
+	ok, err := r.TableExists(ctx, name)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -509,7 +509,10 @@ func (r *Reader) InlinedDeletes(ctx context.Context, snap, tableID int64) (map[i
 	return out, nil
 }
 
-func (r *Reader) tableExists(ctx context.Context, name string) (bool, error) {
+// TableExists reports whether table name exists in the catalog's schema:
+// sidecar tables a catalog DuckDB created lacks until its first migration,
+// inlined-data tables a DuckDB expiry dropped.
+func (r *Reader) TableExists(ctx context.Context, name string) (bool, error) {
 	var ok bool
 	err := r.db.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, r.t(pgx.Identifier{name}.Sanitize())).Scan(&ok)
 	if err != nil {

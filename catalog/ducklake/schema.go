@@ -519,6 +519,20 @@ CREATE TABLE IF NOT EXISTS %[1]s.duckicelake_export_retired (
 	location  text PRIMARY KEY,
 	delete_at timestamptz NOT NULL
 );`},
+	// The statistics files engines register (Iceberg set-statistics and
+	// set-partition-statistics: Trino's and Spark's ANALYZE), per table,
+	// snapshot and kind ('table' or 'partition'), each the Iceberg
+	// StatisticsFile or PartitionStatisticsFile as committed; set_snapshot
+	// is the snapshot of the commit that set it.
+	{8, `
+CREATE TABLE IF NOT EXISTS %[1]s.duckicelake_table_statistics (
+	table_id     bigint NOT NULL,
+	snapshot_id  bigint NOT NULL,
+	kind         text   NOT NULL CHECK (kind IN ('table', 'partition')),
+	file         jsonb  NOT NULL,
+	set_snapshot bigint NOT NULL,
+	PRIMARY KEY (table_id, snapshot_id, kind)
+);`},
 }
 
 // TxBeginner opens transactions; *pgxpool.Pool satisfies it.

@@ -41,6 +41,39 @@ type TableMetadata struct {
 	DefaultSortOrderID int                    `json:"default-sort-order-id"`
 	Refs               map[string]SnapshotRef `json:"refs,omitempty"`
 	NextRowID          *int64                 `json:"next-row-id,omitempty"` // v3
+	// Statistics and PartitionStatistics are the statistics files engines
+	// registered (Trino's and Spark's ANALYZE), at most one of each kind
+	// per snapshot.
+	Statistics          []StatisticsFile          `json:"statistics,omitempty"`
+	PartitionStatistics []PartitionStatisticsFile `json:"partition-statistics,omitempty"`
+}
+
+// StatisticsFile is one entry of TableMetadata.Statistics: a Puffin file
+// of statistics (NDV sketches) about a snapshot.
+type StatisticsFile struct {
+	SnapshotID            int64          `json:"snapshot-id"`
+	StatisticsPath        string         `json:"statistics-path"`
+	FileSizeInBytes       int64          `json:"file-size-in-bytes"`
+	FileFooterSizeInBytes int64          `json:"file-footer-size-in-bytes"`
+	KeyMetadata           string         `json:"key-metadata,omitempty"`
+	BlobMetadata          []BlobMetadata `json:"blob-metadata"`
+}
+
+// BlobMetadata describes one blob of a statistics file.
+type BlobMetadata struct {
+	Type           string            `json:"type"`
+	SnapshotID     int64             `json:"snapshot-id"`
+	SequenceNumber int64             `json:"sequence-number"`
+	Fields         []int             `json:"fields"`
+	Properties     map[string]string `json:"properties,omitempty"`
+}
+
+// PartitionStatisticsFile is one entry of
+// TableMetadata.PartitionStatistics.
+type PartitionStatisticsFile struct {
+	SnapshotID      int64  `json:"snapshot-id"`
+	StatisticsPath  string `json:"statistics-path"`
+	FileSizeInBytes int64  `json:"file-size-in-bytes"`
 }
 
 // Snapshot is one entry of TableMetadata.Snapshots.
@@ -157,6 +190,16 @@ func (md *TableMetadata) Validate() error {
 		}
 		if s.Summary["operation"] == "" {
 			return bad("snapshot %d has no operation", s.SnapshotID)
+		}
+	}
+	for _, f := range md.Statistics {
+		if !snaps[f.SnapshotID] {
+			return bad("statistics file %s is of snapshot %d, which is not listed", f.StatisticsPath, f.SnapshotID)
+		}
+	}
+	for _, f := range md.PartitionStatistics {
+		if !snaps[f.SnapshotID] {
+			return bad("partition statistics file %s is of snapshot %d, which is not listed", f.StatisticsPath, f.SnapshotID)
 		}
 	}
 	main, hasMain := md.Refs[MainBranch]

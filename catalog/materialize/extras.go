@@ -34,6 +34,11 @@ type Extras struct {
 	// duckicelake_table_sort_order), oldest first; they are served with
 	// the client's order ids and transforms.
 	Orders []OrderVersion
+	// Statistics and PartitionStatistics are the statistics files engines
+	// registered (sidecar duckicelake_table_statistics), by snapshot id;
+	// only those of snapshots the metadata lists are served.
+	Statistics          []iceberg.StatisticsFile
+	PartitionStatistics []iceberg.PartitionStatisticsFile
 }
 
 // OrderVersion is a sort order an Iceberg client made the default, with
@@ -61,6 +66,7 @@ const (
 	specTable           = "duckicelake_table_partition_spec"
 	partitionFieldTable = "duckicelake_table_partition_field"
 	sortOrderTable      = "duckicelake_table_sort_order"
+	statisticsTable     = "duckicelake_table_statistics"
 )
 
 // extras reads the table's Extras up to snapshot snap.
@@ -119,6 +125,9 @@ func (s *PGSource) extras(ctx context.Context, h *History, snap int64) error {
 		return err
 	}
 	if err := s.clientOrders(ctx, h, snap); err != nil {
+		return err
+	}
+	if err := s.statistics(ctx, h, snap); err != nil {
 		return err
 	}
 	refs, err := s.sidecarExists(ctx, refTable)
@@ -227,6 +236,42 @@ func (s *PGSource) clientOrders(ctx context.Context, h *History, snap int64) err
 		return nil
 	}); err != nil {
 		return fmt.Errorf("read sort orders: %w", err)
+	}
+	return nil
+}
+
+// statistics reads the statistics files set up to snapshot snap.
+func (s *PGSource) statistics(ctx context.Context, h *History, snap int64) error {
+	ok, err := s.sidecarExists(ctx, statisticsTable)
+	if err != nil || !ok {
+		return err
+	}
+	rows, err := s.db.Query(ctx, `SELECT kind, file FROM `+s.t(statisticsTable)+`
+		WHERE table_id = $1 AND set_snapshot <= $2 ORDER BY snapshot_id, kind`, h.Table.ID, snap)
+	if err != nil {
+		return fmt.Errorf("read statistics files: %w", err)
+	}
+	var (
+		kind string
+		file []byte
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&kind, &file}, func() error {
+		var err error
+		switch kind {
+		case "table":
+			var f iceberg.StatisticsFile
+			if err = json.Unmarshal(file, &f); err == nil {
+				h.Extras.Statistics = append(h.Extras.Statistics, f)
+			}
+		case "partition":
+			var f iceberg.PartitionStatisticsFile
+			if err = json.Unmarshal(file, &f); err == nil {
+				h.Extras.PartitionStatistics = append(h.Extras.PartitionStatistics, f)
+			}
+		}
+		return err
+	}); err != nil {
+		return fmt.Errorf("read statistics files: %w", err)
 	}
 	return nil
 }
@@ -341,9 +386,10 @@ func (b *builder) applyOrders(md *iceberg.TableMetadata, schema *iceberg.Schema)
 	}
 }
 
-// applyExtras puts the table's properties, sort orders and refs into md:
-// sort orders whose expressions are plain columns of the current schema,
-// refs to snapshots md has.
+// applyExtras puts the table's properties, sort orders, refs and
+// statistics files into md: sort orders whose expressions are plain
+// columns of the current schema, refs and statistics files of snapshots md
+// has.
 func (b *builder) applyExtras(md *iceberg.TableMetadata, schema *iceberg.Schema) {
 	e := &b.h.Extras
 	for k, v := range e.Properties {
@@ -368,5 +414,15 @@ func (b *builder) applyExtras(md *iceberg.TableMetadata, schema *iceberg.Schema)
 			md.Refs = map[string]iceberg.SnapshotRef{}
 		}
 		md.Refs[name] = r
+	}
+	for _, f := range e.Statistics {
+		if md.SnapshotByID(f.SnapshotID) != nil {
+			md.Statistics = append(md.Statistics, f)
+		}
+	}
+	for _, f := range e.PartitionStatistics {
+		if md.SnapshotByID(f.SnapshotID) != nil {
+			md.PartitionStatistics = append(md.PartitionStatistics, f)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package materialize
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 
@@ -99,6 +100,40 @@ func TestClientOrders(t *testing.T) {
 		}
 		if fmt.Sprint(ids) != c.orders || out.Metadata.DefaultSortOrderID != c.current {
 			t.Errorf("snapshot %d: orders %v default %d, want %s %d", c.snap, ids, out.Metadata.DefaultSortOrderID, c.orders, c.current)
+		}
+	}
+}
+
+// TestBuildStatistics: the statistics files engines registered are served
+// as committed, only those of snapshots the metadata lists (a file about a
+// DuckLake snapshot that is no Iceberg snapshot of the table, or one
+// expired, is not: the metadata would not validate, and readers would look
+// for a snapshot that is not there).
+func TestBuildStatistics(t *testing.T) {
+	h := eventsHistory()
+	puffin := func(snap int64) iceberg.StatisticsFile {
+		return iceberg.StatisticsFile{SnapshotID: snap, StatisticsPath: fmt.Sprintf("s3://lake/main/ev/metadata/%d.stats", snap),
+			FileSizeInBytes: 400, FileFooterSizeInBytes: 300, BlobMetadata: []iceberg.BlobMetadata{
+				{Type: "apache-datasketches-theta-v1", SnapshotID: snap, SequenceNumber: snap, Fields: []int{1}, Properties: map[string]string{"ndv": "98"}}}}
+	}
+	h.Extras.Statistics = []iceberg.StatisticsFile{puffin(2), puffin(3), puffin(6)}
+	h.Extras.PartitionStatistics = []iceberg.PartitionStatisticsFile{{SnapshotID: 2, StatisticsPath: "s3://lake/main/ev/metadata/p2.parquet", FileSizeInBytes: 10},
+		{SnapshotID: 6, StatisticsPath: "s3://lake/main/ev/metadata/p6.parquet", FileSizeInBytes: 10}}
+	out, err := Build(h, 6, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := out.Metadata
+	if fmt.Sprint(md.Statistics) != fmt.Sprint([]iceberg.StatisticsFile{puffin(3), puffin(6)}) {
+		t.Errorf("statistics %+v", md.Statistics)
+	}
+	if len(md.PartitionStatistics) != 1 || md.PartitionStatistics[0].SnapshotID != 6 {
+		t.Errorf("partition statistics %+v", md.PartitionStatistics)
+	}
+	for _, want := range []string{`"statistics-path": "s3://lake/main/ev/metadata/6.stats"`, `"file-footer-size-in-bytes": 300`, `"ndv": "98"`,
+		`"partition-statistics": [`} {
+		if !bytes.Contains(out.MetadataJSON, []byte(want)) {
+			t.Errorf("metadata.json lacks %s", want)
 		}
 	}
 }

@@ -353,12 +353,7 @@ func (s *PGSource) stats(ctx context.Context, h *History, snap int64) error {
 }
 
 func (s *PGSource) exists(ctx context.Context, name string) (bool, error) {
-	var ok bool
-	err := s.db.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, s.t(pgx.Identifier{name}.Sanitize())).Scan(&ok)
-	if err != nil {
-		return false, fmt.Errorf("look up %s: %w", name, err)
-	}
-	return ok, nil
+	return s.r.TableExists(ctx, name)
 }
 
 func (s *PGSource) inlinedDeletes(ctx context.Context, h *History, snap int64) error {

@@ -229,12 +229,16 @@ const (
 // stampMetadata adds the plan to a metadata document: per masked column a
 // duckicelake.mask.<column> property (the DuckDB expression) and a note in
 // the column's doc; the row filter as iceberg.row-filter; the plan's
-// signature and tier.
+// signature and tier. It takes the statistics files out: they describe
+// the raw data (NDV sketches, blob properties), which the principal may not
+// see, and no masked statistics exist.
 func stampMetadata(meta []byte, pt *plan.Table, pl *plan.Plan) ([]byte, error) {
 	var doc map[string]json.RawMessage
 	if err := json.Unmarshal(meta, &doc); err != nil {
 		return nil, fmt.Errorf("decode metadata: %w", err)
 	}
+	delete(doc, "statistics")
+	delete(doc, "partition-statistics")
 	props := map[string]string{}
 	if raw, ok := doc["properties"]; ok {
 		if err := json.Unmarshal(raw, &props); err != nil {

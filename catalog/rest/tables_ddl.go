@@ -87,6 +87,9 @@ func (s *Server) dropTable(r *request) error {
 				return change{}, fmt.Errorf("drop table %q: %s: %w", r.table, u.table, err)
 			}
 		}
+		if err := s.commits.DropStatistics(ctx, tx, t.ID); err != nil {
+			return change{}, fmt.Errorf("drop table %q: %w", r.table, err)
+		}
 		return change{changes: fmt.Sprintf("dropped_table:%d", t.ID)}, nil
 	})
 	if err != nil {

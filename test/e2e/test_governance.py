@@ -247,6 +247,55 @@ def test_seeds_example_cooperative_then_airtight(gov: Gov):
         s3w.list_objects_v2(Bucket=alice_prefix.netloc, Prefix=f"{prefix}{NS}/customers/")
 
 
+def test_statistics_files_never_reach_masked_principals(gov: Gov):
+    """A statistics file an engine's ANALYZE registered (NDV sketches, blob
+    properties: values of the raw data) is served to a principal the table
+    is not masked for, and to a masked one in neither tier."""
+    g = gov
+    prefix = urllib.parse.urlparse(g.lake.data_path).path.lstrip("/")
+    con = g.lake.duckdb(g.lake.mint(f"{g.lake.bucket}:{prefix}:rw", principal="gov-writer"))
+    con.execute(f"CREATE OR REPLACE TABLE l.{NS}.stats_people (id BIGINT, email VARCHAR)")
+    con.execute(f"INSERT INTO l.{NS}.stats_people VALUES (1, 'alice@example.com'), (2, 'bob@personal.io')")
+    con.execute("CALL ducklake_flush_inlined_data('l')")
+    con.close()
+    st, la = g.load("admin", "stats_people")
+    assert st == 200, la
+    md = la["metadata"]
+    snap = md["current-snapshot-id"]
+    stats = {"snapshot-id": snap, "statistics-path": md["location"] + "/metadata/analyze-1.stats", "file-size-in-bytes": 413,
+             "file-footer-size-in-bytes": 309,
+             "blob-metadata": [{"type": "apache-datasketches-theta-v1", "snapshot-id": snap, "sequence-number": snap,
+                                "fields": [2], "properties": {"ndv": "2"}}]}
+    st, out = g.call("admin", "POST", f"/v1/lake/namespaces/{NS}/tables/stats_people",
+                     {"requirements": [], "updates": [{"action": "set-statistics", "snapshot-id": snap, "statistics": stats}]})
+    assert st == 200 and out["metadata"]["statistics"] == [stats], out
+
+    g.author("tags", {"namespace": "pii", "name": "stats_email"})
+    g.author("object-tags", {"object-kind": "column", "schema": NS, "object": "stats_people", "column": "email",
+                             "tag-namespace": "pii", "tag-name": "stats_email"})
+    g.author("roles", {"name": "stats_reader"})
+    g.author("role-grants", {"role": "stats_reader", "principal": "alice"})
+    for file_layer in (False, True):
+        g.author("masking-policies", {"name": "mask_stats_email", "signature": "(val VARCHAR)", "body": "left(val, 2) || '***'",
+                                      "unmasked-roles": ["stats_reader"], "file-layer-masking": file_layer})
+        if not file_layer:
+            g.author("policy-attachments", {"policy-kind": "masking", "policy-name": "mask_stats_email", "target-kind": "tag",
+                                            "tag-namespace": "pii", "tag-name": "stats_email"})
+        st, lb = g.load("bob", "stats_people", vend=file_layer)
+        assert st == 200, lb
+        assert lb["metadata"]["properties"]["duckicelake.governance.tier"] == ("airtight" if file_layer else "cooperative")
+        assert "statistics" not in lb["metadata"] and "partition-statistics" not in lb["metadata"], lb["metadata"]
+        assert "analyze-1.stats" not in json.dumps(lb), "bob was served the statistics file"
+        st, la = g.load("alice", "stats_people")
+        assert st == 200 and la["metadata"]["statistics"] == [stats], la
+    # A real client reads them: PyIceberg parses the entry (Trino's SHOW
+    # STATS reads its blobs the same way), and bob's table has none.
+    served = g.pyiceberg("alice").load_table(f"{NS}.stats_people").metadata.statistics
+    assert [(f.snapshot_id, f.statistics_path, f.blob_metadata[0].properties) for f in served] == \
+        [(snap, stats["statistics-path"], {"ndv": "2"})]
+    assert g.pyiceberg("bob").load_table(f"{NS}.stats_people").metadata.statistics == []
+
+
 def test_allowlist_hidden_everywhere(gov: Gov):
     g = gov
     g.author("roles", {"name": "gov_analysts"})
