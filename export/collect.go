@@ -125,6 +125,12 @@ func (x *Exporter) retireTable(ctx context.Context, tableID int64, deleteAt time
 			dir.String(), deleteAt); err != nil {
 			return 0, fmt.Errorf("export: retire the exports of table %d: %w", tableID, err)
 		}
+		// The shadow files of the current build (on the list as due
+		// 'infinity' while it was current) go with the directory.
+		if _, err := tx.Exec(ctx, `DELETE FROM `+x.t("duckicelake_export_retired")+`
+			WHERE starts_with(location, $1) AND delete_at = 'infinity'`, dir.String()); err != nil {
+			return 0, fmt.Errorf("export: retire the exports of table %d: %w", tableID, err)
+		}
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return 0, fmt.Errorf("export: retire the exports of table %d: %w", tableID, err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/materialize"
 	"github.com/duckicelake/duckicelake/governance/plan"
@@ -51,12 +53,59 @@ func (x *Exporter) Shadow(ctx context.Context, e *Export, t *plan.Table, base *m
 	if err := store.Put(ctx, loc, out.MetadataJSON); err != nil {
 		return nil, fmt.Errorf("export: write %s: %w", out.MetadataLocation, err)
 	}
-	if _, err := x.cfg.PG.Exec(ctx, `UPDATE `+x.t("duckicelake_export")+` SET metadata_location = $3
-		WHERE table_id = $1 AND signature = $2 AND snapshot_id = $4`, e.TableID, e.Signature, out.MetadataLocation, e.Snapshot); err != nil {
-		return nil, fmt.Errorf("export: record the shadow metadata: %w", err)
+	written := []string{out.MetadataLocation}
+	for _, f := range out.Files {
+		written = append(written, f.Location)
+	}
+	if err := x.recordShadow(ctx, e, out.MetadataLocation, written); err != nil {
+		return nil, err
 	}
 	e.MetadataLocation = out.MetadataLocation
 	return out, nil
+}
+
+// recordShadow makes metadata the export's shadow metadata and keeps track
+// of the shadow files (metadata.json, manifest list, manifests) on the
+// retired list: the current build's are due never ('infinity'), and the
+// ones of every earlier build of this export become due after the grace —
+// a client that loaded them may still be reading. A build that lost to a
+// newer one retires its own files at once, with the grace.
+func (x *Exporter) recordShadow(ctx context.Context, e *Export, metadata string, written []string) error {
+	tx, err := x.cfg.PG.BeginTx(ctx, pgx.TxOptions{})
+	if err != nil {
+		return fmt.Errorf("export: record the shadow metadata: %w", err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+	tag, err := tx.Exec(ctx, `UPDATE `+x.t("duckicelake_export")+` SET metadata_location = $3
+		WHERE table_id = $1 AND signature = $2 AND snapshot_id = $4`, e.TableID, e.Signature, metadata, e.Snapshot)
+	if err != nil {
+		return fmt.Errorf("export: record the shadow metadata: %w", err)
+	}
+	retired := x.t("duckicelake_export_retired")
+	grace := x.cfg.Now().Add(x.cfg.Grace)
+	if tag.RowsAffected() == 0 {
+		for _, loc := range written {
+			if _, err := tx.Exec(ctx, `INSERT INTO `+retired+` (location, delete_at) VALUES ($1, $2) ON CONFLICT (location) DO NOTHING`,
+				loc, grace); err != nil {
+				return fmt.Errorf("export: retire the shadow files of a superseded build: %w", err)
+			}
+		}
+		return tx.Commit(ctx)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE `+retired+` SET delete_at = $2
+		WHERE delete_at = 'infinity' AND starts_with(location, $1) AND location <> ALL($3)`, e.Root.String(), grace, written); err != nil {
+		return fmt.Errorf("export: retire the previous shadow files: %w", err)
+	}
+	for _, loc := range written {
+		if _, err := tx.Exec(ctx, `INSERT INTO `+retired+` (location, delete_at) VALUES ($1, 'infinity')
+			ON CONFLICT (location) DO UPDATE SET delete_at = 'infinity'`, loc); err != nil {
+			return fmt.Errorf("export: record the shadow files: %w", err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("export: record the shadow metadata: %w", err)
+	}
+	return nil
 }
 
 // shadowHistory is the History the shadow metadata is built from.
