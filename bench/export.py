@@ -37,21 +37,13 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "test"))
 import duckdb_ext  # noqa: E402
 import lakestack  # noqa: E402
 from lakestack import RestClient, percentile  # noqa: E402
+from lakestack import client_token as token  # noqa: E402
 
 NS = "bench_export"
 
 
 def progress(msg: str) -> None:
     print(f"export.py: {msg}", file=sys.stderr, flush=True)
-
-
-def token(url: str, who: str, secret: str) -> str:
-    status, body = RestClient(url).request(
-        "POST", "/v1/oauth/tokens",
-        urllib.parse.urlencode({"grant_type": "client_credentials", "client_id": who, "client_secret": secret}),
-        {"Content-Type": "application/x-www-form-urlencoded"})
-    assert status == 200, body
-    return json.loads(body)["access_token"]
 
 
 class RSS:

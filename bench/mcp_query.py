@@ -25,6 +25,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "test"))
 import duckdb_ext  # noqa: E402
 import lakestack  # noqa: E402
 from lakestack import RestClient, percentile  # noqa: E402
+from lakestack import client_token as token  # noqa: E402
 
 import httpx2  # noqa: E402
 from mcp import ClientSession  # noqa: E402
@@ -32,15 +33,6 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 NS = "bench_agents"
 SQL = f"SELECT country, count(*) AS n, sum(mrr) AS mrr, count(DISTINCT email) AS emails FROM {NS}.big GROUP BY country ORDER BY country"
-
-
-def token(url: str, who: str, secret: str) -> str:
-    status, body = RestClient(url).request(
-        "POST", "/v1/oauth/tokens",
-        urllib.parse.urlencode({"grant_type": "client_credentials", "client_id": who, "client_secret": secret}),
-        {"Content-Type": "application/x-www-form-urlencoded"})
-    assert status == 200, body
-    return json.loads(body)["access_token"]
 
 
 def main() -> int:

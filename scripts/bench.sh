@@ -167,40 +167,39 @@ fi
 
 stack_up
 
-if [[ $mode == raw ]]; then
-  [[ ${STACK_GATEWAY_UP:-0} == 1 && $STACK_CATALOG == 1 ]] || stack_die "the stack has no catalog"
-  out=${BENCH_OUT:-$repo/.dev/bench/raw-$(date -u +%Y%m%dT%H%M%SZ).json}
-  mkdir -p "$(dirname "$out")"
-  echo "== read-after-write (stack: $STACK_CATALOG_URL, eager; a second serve with catalog.eager=false, lazy)"
-  DUCKICELAKE_TEST_CATALOG_URL=$STACK_CATALOG_URL DUCKICELAKE_TEST_CATALOG_CREDENTIAL=$STACK_CATALOG_CREDENTIAL \
-    DUCKICELAKE_TEST_CATALOG_DSN=$STACK_PG_DSN_KV DUCKICELAKE_TEST_DATA_PATH=$STACK_DATA_PATH \
-    DUCKICELAKE_TEST_GATEWAY=http://$STACK_GATEWAY_ADDR DUCKICELAKE_TEST_CONFIG=$STACK_CONFIG \
-    DUCKICELAKE_TEST_S3_REGION=$STACK_REGION DUCKICELAKE_BIN=$STACK_BIN \
-    .venv/bin/python test/e2e/lakestack.py raw --out "$out" "$@"
-  exit
-fi
 
-if [[ $mode == export ]]; then
-  [[ ${STACK_GATEWAY_UP:-0} == 1 && $STACK_CATALOG == 1 ]] || stack_die "the stack has no catalog"
-  echo "== the airtight tier: export vs COPY, masked vs base scans, refresh latency, RSS (bench/export.py)"
+# bench_python SCRIPT ARGS… runs a Python benchmark of the venv against the
+# running stack, with the variables test/e2e/lakestack.py reads.
+bench_python() {
   DUCKICELAKE_TEST_CATALOG_URL=$STACK_CATALOG_URL DUCKICELAKE_TEST_CATALOG_CREDENTIAL=$STACK_CATALOG_CREDENTIAL \
     DUCKICELAKE_TEST_CATALOG_DSN=$STACK_PG_DSN_KV DUCKICELAKE_TEST_DATA_PATH=$STACK_DATA_PATH \
     DUCKICELAKE_TEST_GATEWAY=http://$STACK_GATEWAY_ADDR DUCKICELAKE_TEST_CONFIG=$STACK_CONFIG \
     DUCKICELAKE_TEST_S3_REGION=$STACK_REGION DUCKICELAKE_BIN=$STACK_BIN \
     DUCKICELAKE_TEST_S3_ENDPOINT=$STACK_S3_ENDPOINT DUCKICELAKE_TEST_S3_ACCESS_KEY=$STACK_S3_ACCESS_KEY \
     DUCKICELAKE_TEST_S3_SECRET_KEY=$STACK_S3_SECRET_KEY \
-    .venv/bin/python bench/export.py "$@"
+    .venv/bin/python "$@"
+}
+
+if [[ $mode == raw ]]; then
+  [[ ${STACK_GATEWAY_UP:-0} == 1 && $STACK_CATALOG == 1 ]] || stack_die "the stack has no catalog"
+  out=${BENCH_OUT:-$repo/.dev/bench/raw-$(date -u +%Y%m%dT%H%M%SZ).json}
+  mkdir -p "$(dirname "$out")"
+  echo "== read-after-write (stack: $STACK_CATALOG_URL, eager; a second serve with catalog.eager=false, lazy)"
+  bench_python test/e2e/lakestack.py raw --out "$out" "$@"
+  exit
+fi
+
+if [[ $mode == export ]]; then
+  [[ ${STACK_GATEWAY_UP:-0} == 1 && $STACK_CATALOG == 1 ]] || stack_die "the stack has no catalog"
+  echo "== the airtight tier: export vs COPY, masked vs base scans, refresh latency, RSS (bench/export.py)"
+  bench_python bench/export.py "$@"
   exit
 fi
 
 if [[ $mode == mcp ]]; then
   [[ ${STACK_GATEWAY_UP:-0} == 1 && $STACK_CATALOG == 1 ]] || stack_die "the stack has no catalog"
   echo "== MCP query over a 1M-row masked table vs DuckDB over the export (bench/mcp_query.py)"
-  DUCKICELAKE_TEST_CATALOG_URL=$STACK_CATALOG_URL DUCKICELAKE_TEST_CATALOG_CREDENTIAL=$STACK_CATALOG_CREDENTIAL \
-    DUCKICELAKE_TEST_CATALOG_DSN=$STACK_PG_DSN_KV DUCKICELAKE_TEST_DATA_PATH=$STACK_DATA_PATH \
-    DUCKICELAKE_TEST_GATEWAY=http://$STACK_GATEWAY_ADDR DUCKICELAKE_TEST_CONFIG=$STACK_CONFIG \
-    DUCKICELAKE_TEST_S3_REGION=$STACK_REGION DUCKICELAKE_BIN=$STACK_BIN \
-    .venv/bin/python bench/mcp_query.py "$@"
+  bench_python bench/mcp_query.py "$@"
   exit
 fi
 

@@ -172,6 +172,17 @@ class Lake:
         return Serve(self, env or {})
 
 
+def client_token(catalog_url: str, client_id: str, secret: str) -> str:
+    """An access token of OAuth client client_id (client-credentials grant)."""
+    status, body = RestClient(catalog_url).request(
+        "POST", "/v1/oauth/tokens",
+        urllib.parse.urlencode({"grant_type": "client_credentials", "client_id": client_id, "client_secret": secret}),
+        {"Content-Type": "application/x-www-form-urlencoded"})
+    if status != 200:
+        raise RuntimeError(f"token for {client_id}: {status} {body[:200]!r}")
+    return json.loads(body)["access_token"]
+
+
 _CURRENT = re.compile(rb'"current-snapshot-id"\s*:\s*(-?\d+)')
 
 

@@ -204,7 +204,7 @@ def test_spark_reads_masked_bytes(spark, lake: Lake, writer, ns):
     import secrets as pysecrets
 
     import duckdb_ext
-    from lakestack import RestClient
+    from lakestack import RestClient, client_token
 
     sec = {w: pysecrets.token_hex(12) for w in ("admin", "bob", "alice")}
     s = lake.start_serve({
@@ -219,12 +219,7 @@ def test_spark_reads_masked_bytes(spark, lake: Lake, writer, ns):
         con.execute("CALL ducklake_flush_inlined_data('l')")
         con.close()
 
-        c = RestClient(s.catalog_url)
-        st, body = c.request("POST", "/v1/oauth/tokens", urllib.parse.urlencode(
-            {"grant_type": "client_credentials", "client_id": "admin", "client_secret": sec["admin"]}),
-            {"Content-Type": "application/x-www-form-urlencoded"})
-        assert st == 200, body
-        admin = RestClient(s.catalog_url, json.loads(body)["access_token"])
+        admin = RestClient(s.catalog_url, client_token(s.catalog_url, "admin", sec["admin"]))
         for what, b in (
             ("masking-policies", {"name": f"{ns}_mask", "signature": "(val VARCHAR)", "body": "left(val, 2) || '***'",
                                   "unmasked-roles": [f"{ns}_pii"], "file-layer-masking": True}),
