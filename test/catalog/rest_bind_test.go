@@ -23,9 +23,9 @@ import (
 // catalog's keyring, and governance's engine over the catalog's database
 // with a live key index. The stack's own gateway knows the stack's catalog
 // only, so it refuses what this catalog vends (each credential is bound to
-// a table of this catalog). The catalog gets the engine too: a drop or a
-// rename then brings the index up to date before it answers.
-func withOwnGateway(t *testing.T, st s3Stack) restOption {
+// a table of this catalog). With governed, the catalog gets the engine too:
+// a drop or a rename then brings the index up to date before it answers.
+func withOwnGateway(t *testing.T, st s3Stack, governed bool) restOption {
 	return func(c *rest.Config, d *rest.Deps) {
 		ctx := context.Background()
 		gs := store.New(d.DB.(*pgxpool.Pool), c.Schema)
@@ -45,7 +45,9 @@ func withOwnGateway(t *testing.T, st s3Stack) restOption {
 		}
 		testsupport.Serve(t, ln, srv.Serve, srv.Shutdown)
 		c.GatewayURL = "http://" + ln.Addr().String()
-		d.Governance = &rest.Governance{Engine: eng}
+		if governed {
+			d.Governance = &rest.Governance{Engine: eng}
+		}
 	}
 }
 
@@ -76,7 +78,7 @@ func vendedClient(t *testing.T, st s3Stack, r response) *s3.Client {
 // refused for another table later at that path.
 func TestRESTVendBoundToTable(t *testing.T) {
 	st := requireStack(t, true)
-	env := newRestEnv(t, withOwnGateway(t, st), func(_ *rest.Config, d *rest.Deps) { d.Objects = objstore.NewS3(st.root()) })
+	env := newRestEnv(t, withOwnGateway(t, st, true), func(_ *rest.Config, d *rest.Deps) { d.Objects = objstore.NewS3(st.root()) })
 	ns := "b" + randomHex(4)
 	env.duck("CREATE SCHEMA l."+ns, "CREATE TABLE l."+ns+".t (x INTEGER)", "CREATE TABLE l."+ns+".r1 (x INTEGER)")
 	tok := env.token("admin")

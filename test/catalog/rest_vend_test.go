@@ -99,7 +99,7 @@ func duckDBThroughGateway(t *testing.T, env *restEnv, st s3Stack, principal, ns 
 	if err != nil {
 		t.Fatal(err)
 	}
-	for k, v := range map[string]string{"REST_DUCK_S3_ENDPOINT": st.gateway, "REST_DUCK_S3_KEY": m.AccessKeyID,
+	for k, v := range map[string]string{"REST_DUCK_S3_ENDPOINT": env.gateway, "REST_DUCK_S3_KEY": m.AccessKeyID,
 		"REST_DUCK_S3_SECRET": m.SecretAccessKey, "REST_DUCK_S3_TOKEN": m.SessionToken, "REST_DUCK_S3_REGION": st.region} {
 		t.Setenv(k, v)
 	}
@@ -114,7 +114,7 @@ func denied(err error) bool {
 // real gateway, for the table's prefix only, read-only for a reader.
 func TestRESTVendedCredentialsAtTheGateway(t *testing.T) {
 	st := requireStack(t, true)
-	env := newRestEnv(t, func(c *rest.Config, _ *rest.Deps) { c.GatewayURL = st.gateway })
+	env := newRestEnv(t, withOwnGateway(t, st, false))
 	ns := "v" + randomHex(4)
 	env.duck("CREATE SCHEMA l."+ns, "CREATE TABLE l."+ns+".t (x INTEGER)", "CREATE TABLE l."+ns+".u (x INTEGER)")
 	admin := env.token("admin")
@@ -144,8 +144,8 @@ func TestRESTVendedCredentialsAtTheGateway(t *testing.T) {
 		}
 		lr.decode(t, &body)
 		c := body.Config
-		if c["s3.endpoint"] != st.gateway {
-			t.Fatalf("s3.endpoint = %q, want the gateway %s", c["s3.endpoint"], st.gateway)
+		if c["s3.endpoint"] != env.gateway {
+			t.Fatalf("s3.endpoint = %q, want the gateway %s", c["s3.endpoint"], env.gateway)
 		}
 		return st.client(c["s3.endpoint"], c["s3.access-key-id"], c["s3.secret-access-key"], c["s3.session-token"])
 	}
