@@ -52,8 +52,8 @@ func withOwnGateway(t *testing.T, st s3Stack, governed bool) restOption {
 }
 
 // vendedClient is an S3 client with the credential a vending answer
-// carries (LoadTable's config or a staged create's).
-func vendedClient(t *testing.T, st s3Stack, r response) *s3.Client {
+// carries (LoadTable's config or a staged create's), for env's gateway.
+func vendedClient(t *testing.T, env *restEnv, st s3Stack, r response) *s3.Client {
 	t.Helper()
 	if r.code != 200 {
 		t.Fatalf("vend: %d %s", r.code, r.body)
@@ -65,6 +65,9 @@ func vendedClient(t *testing.T, st s3Stack, r response) *s3.Client {
 	c := body.Config
 	if c["s3.session-token"] == "" {
 		t.Fatalf("no credential vended: %s", r.body)
+	}
+	if c["s3.endpoint"] != env.gateway {
+		t.Fatalf("s3.endpoint = %q, want the gateway %s", c["s3.endpoint"], env.gateway)
 	}
 	return st.client(c["s3.endpoint"], c["s3.access-key-id"], c["s3.secret-access-key"], c["s3.session-token"])
 }
@@ -85,7 +88,7 @@ func TestRESTVendBoundToTable(t *testing.T) {
 	vending := withHeader("X-Iceberg-Access-Delegation", "vended-credentials")
 	load := func(name string) *s3.Client {
 		t.Helper()
-		return vendedClient(t, st, env.do("GET", "/v1/lake/namespaces/"+ns+"/tables/"+name, tok, nil, vending))
+		return vendedClient(t, env, st, env.do("GET", "/v1/lake/namespaces/"+ns+"/tables/"+name, tok, nil, vending))
 	}
 	list := func(cl *s3.Client, prefix string) error {
 		_, err := cl.ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: aws.String(st.bucket), Prefix: aws.String(prefix)})
@@ -176,7 +179,7 @@ func TestRESTVendBoundToTable(t *testing.T) {
 		} `json:"metadata"`
 	}
 	r.decode(t, &staged)
-	stagedCl := vendedClient(t, st, r)
+	stagedCl := vendedClient(t, env, st, r)
 	sdir := "data/" + ns + "/s/"
 	if staged.Metadata.Location != "s3://lake/"+sdir[:len(sdir)-1] {
 		t.Fatalf("staged location %q, want s3://lake/%s", staged.Metadata.Location, sdir)

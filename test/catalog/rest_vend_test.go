@@ -135,19 +135,7 @@ func TestRESTVendedCredentialsAtTheGateway(t *testing.T) {
 			AccessToken string `json:"access_token"`
 		}
 		r.decode(t, &tok)
-		lr := env.do("GET", "/v1/lake/namespaces/"+ns+"/tables/t", tok.AccessToken, nil, withHeader("X-Iceberg-Access-Delegation", "vended-credentials"))
-		if lr.code != 200 {
-			t.Fatalf("vended load: %d %s", lr.code, lr.body)
-		}
-		var body struct {
-			Config map[string]string `json:"config"`
-		}
-		lr.decode(t, &body)
-		c := body.Config
-		if c["s3.endpoint"] != env.gateway {
-			t.Fatalf("s3.endpoint = %q, want the gateway %s", c["s3.endpoint"], env.gateway)
-		}
-		return st.client(c["s3.endpoint"], c["s3.access-key-id"], c["s3.secret-access-key"], c["s3.session-token"])
+		return vendedClient(t, env, st, env.do("GET", "/v1/lake/namespaces/"+ns+"/tables/t", tok.AccessToken, nil, withHeader("X-Iceberg-Access-Delegation", "vended-credentials")))
 	}
 
 	writer := vend("ns:" + ns + ":rw")
