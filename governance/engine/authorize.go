@@ -121,7 +121,8 @@ func (e *Engine) authorizeS3(ctx context.Context, p *governance.Principal, a gov
 // name; a masked copy's key must name that table's id. A bucket-wide
 // request needs the table to still exist under that name. A staged
 // create's credential may also use keys no table claims while no table of
-// its UUID exists (the table is not committed yet). An index older than
+// its UUID was ever committed (a dropped one does not count as not yet
+// committed). An index older than
 // the vend is refreshed first, so a table created moments ago is found.
 func (e *Engine) checkBinding(ctx context.Context, p *governance.Principal, a governance.Action, r *governance.Resource) (governance.Decision, error) {
 	b := &p.Table
@@ -135,34 +136,61 @@ func (e *Engine) checkBinding(ctx context.Context, p *governance.Principal, a go
 			return governance.Decision{}, fmt.Errorf("governance: table index for a credential vended at snapshot %d: %w", b.Snapshot, err)
 		}
 	}
-	var t *tableindex.Table
-	var claimed bool
+	for caughtUp := false; ; caughtUp = true {
+		t, claimed, ok := e.boundKeyTable(idx, b.UUID, a, r)
+		switch {
+		case !ok:
+			return governance.Denied(reasonBindingStale), nil
+		case claimed:
+			if !strings.EqualFold(t.UUID, b.UUID) || t.Namespace != b.Namespace || t.Name != b.Name {
+				return governance.Denied(reasonBindingStale), nil
+			}
+			return governance.Allowed(reasonGoverned), nil
+		case !b.Staged:
+			return governance.Denied(reasonBindingStale), nil
+		}
+		if _, live := idx.TableByUUID(b.UUID); live {
+			return governance.Denied(reasonBindingStale), nil
+		}
+		// A staged create's key no table claims: not committed yet, or
+		// committed after the index was built, or committed and dropped
+		// since. Only the catalog's history tells them apart.
+		st, err := e.cfg.Store.Reader().TableUUIDHistory(ctx, b.UUID)
+		switch {
+		case err != nil:
+			return governance.Decision{}, fmt.Errorf("governance: %w", err)
+		case !st.Found:
+			return governance.Allowed(reasonGoverned), nil
+		case !st.Live || caughtUp || idx.Snapshot() >= st.Begin:
+			return governance.Denied(reasonBindingStale), nil
+		}
+		if idx, err = e.cfg.Index.Refresh(ctx, st.Begin); err != nil {
+			return governance.Decision{}, fmt.Errorf("governance: table index at the commit of a staged table (snapshot %d): %w", st.Begin, err)
+		}
+	}
+}
+
+// boundKeyTable is the table r's key belongs to in idx, for the check of a
+// credential bound to table uuid (a bucket-wide request: that table):
+// claimed is false when no table claims it; ok is false for a key under
+// the export prefix that names no table.
+func (e *Engine) boundKeyTable(idx *tableindex.Index, uuid string, a governance.Action, r *governance.Resource) (t *tableindex.Table, claimed, ok bool) {
 	switch prefix := e.cfg.ExportPrefix; {
 	case a == governance.ActionReadBucket || a == governance.ActionListBuckets:
-		t, claimed = idx.TableByUUID(b.UUID)
+		t, claimed = idx.TableByUUID(uuid)
+		return t, claimed, true
 	case prefix.Scheme() != 0 && string(r.Bucket) == prefix.Bucket() && bytes.HasPrefix(r.Key, []byte(prefix.Key())):
 		// A masked copy's key names its table by id; the id is stable
 		// across renames, and the index says whose it is now.
 		tid, _, ok := exportKeyParts(r.Key[len(prefix.Key()):])
 		if !ok {
-			return governance.Denied(reasonBindingStale), nil
+			return nil, false, false
 		}
 		t, claimed = idx.Table(tid)
-	default:
-		var m tableindex.Match
-		m, claimed = idx.Lookup(r.Bucket, r.Key)
-		t = m.Table
+		return t, claimed, true
 	}
-	if !claimed {
-		if _, exists := idx.TableByUUID(b.UUID); b.Staged && !exists {
-			return governance.Allowed(reasonGoverned), nil
-		}
-		return governance.Denied(reasonBindingStale), nil
-	}
-	if !strings.EqualFold(t.UUID, b.UUID) || t.Namespace != b.Namespace || t.Name != b.Name {
-		return governance.Denied(reasonBindingStale), nil
-	}
-	return governance.Allowed(reasonGoverned), nil
+	m, claimed := idx.Lookup(r.Bucket, r.Key)
+	return m.Table, claimed, true
 }
 
 // decideExport decides a key under the export prefix: only reads and

@@ -64,6 +64,14 @@ func TestTableBinding(t *testing.T) {
 		return prefix.Key() + "t" + strconv.FormatInt(id, 10) + "/0123456789abcdef/data/x.parquet"
 	}
 	live1 := tbl(cid, u1, "customers", dir)
+	// A table of the test lake's DuckLake catalog, as a staged create that
+	// was committed: the index (the test's) no longer lists it, as after a
+	// drop.
+	var committedUUID string
+	if err := ev.lake.Pool.QueryRow(ctx, `SELECT table_uuid::text FROM ducklake_table WHERE table_id = $1`, cid).Scan(&committedUUID); err != nil {
+		t.Fatal(err)
+	}
+	stagedDropped := creds.TableBinding{UUID: committedUUID, Namespace: "analytics", Name: "fresh", Snapshot: 1, Staged: true}
 	tests := []struct {
 		name    string
 		index   []tableindex.Table // the catalog now, at snapshot 2
@@ -93,6 +101,8 @@ func TestTableBinding(t *testing.T) {
 		{"staged: another table took the path", []tableindex.Table{tbl(902, u2, "fresh", "data/analytics/fresh/")}, bound(stagedB), governance.ActionWriteObject,
 			"data/analytics/fresh/data/a.parquet", true, false},
 		{"staged: committed elsewhere", []tableindex.Table{tbl(901, staged, "fresh", "data/analytics/fresh-1/")}, bound(stagedB), governance.ActionWriteObject,
+			"data/analytics/fresh/data/a.parquet", true, false},
+		{"staged: committed, not in the current index", nil, bound(stagedDropped), governance.ActionWriteObject,
 			"data/analytics/fresh/data/a.parquet", true, false},
 		{"staged: committed, then renamed", []tableindex.Table{tbl(901, staged, "stale", "data/analytics/fresh/")}, bound(stagedB), governance.ActionReadObject,
 			"data/analytics/fresh/data/a.parquet", true, false},

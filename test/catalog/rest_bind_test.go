@@ -78,7 +78,8 @@ func vendedClient(t *testing.T, env *restEnv, st s3Stack, r response) *s3.Client
 // client creates a table at the same location; once the table is renamed
 // it is refused, and a fresh LoadTable of the new name works. A staged
 // create's credential works before the commit and after it, and is
-// refused for another table later at that path.
+// refused once its table is dropped and for another table later at that
+// path.
 func TestRESTVendBoundToTable(t *testing.T) {
 	st := requireStack(t, true)
 	env := newRestEnv(t, withOwnGateway(t, st, true), func(_ *rest.Config, d *rest.Deps) { d.Objects = objstore.NewS3(st.root()) })
@@ -201,6 +202,7 @@ func TestRESTVendBoundToTable(t *testing.T) {
 	if r := env.do("DELETE", "/v1/lake/namespaces/"+ns+"/tables/s", tok, nil); r.code != 204 {
 		t.Fatalf("drop s: %d %s", r.code, r.body)
 	}
+	expect("staged, after its table was dropped", check{"PUT", st.put(t, stagedCl, sdir+"data/c.parquet"), true})
 	env.duck("CREATE TABLE l." + ns + ".s (z INTEGER)")
 	other := load("s")
 	if err := st.get(t, other, sdir+"data/a.parquet"); err != nil {
