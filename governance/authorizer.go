@@ -116,6 +116,11 @@ const (
 	reasonNoGovernance = "the token has no governance scope for this (governance:read or governance:admin)"
 )
 
+// ReasonBindingUnchecked refuses a credential bound to a table where no
+// table index can say whether the table still exists: a gateway without a
+// catalog, or an engine without an index. Fails closed.
+const ReasonBindingUnchecked = "the credential is bound to a table and this gateway has no table index to check the table against"
+
 // ScopeOnly is the Authorizer that enforces the credential's own scope and
 // nothing more: the catalog action's capability on its namespace against
 // the token's scopes, and every S3 action (the credential's grants, which
@@ -124,6 +129,11 @@ type ScopeOnly struct{}
 
 // Authorize implements Authorizer.
 func (ScopeOnly) Authorize(_ context.Context, p *Principal, a Action, r *Resource) (Decision, error) {
+	if a.IsS3() && p.Table.Bound() {
+		// Whether the table still exists is the catalog's to say: without
+		// one, a credential bound to a table fails closed.
+		return Denied(ReasonBindingUnchecked), nil
+	}
 	return ScopeDecision(p, a, r), nil
 }
 

@@ -46,6 +46,10 @@ type Principal struct {
 	// namespaces; nil for a minted credential, whose grants AdmitS3 checks
 	// instead.
 	Scopes Scopes
+	// Table is the table a credential vended for one table is bound to
+	// (zero: unbound): every S3 request must be on that table's keys, under
+	// the name it was vended for (see the engine's authorizeS3).
+	Table creds.TableBinding
 }
 
 // ActorOrDefault is p's actor, ActorHuman when unset.
@@ -69,7 +73,7 @@ func (p *Principal) IsAgent() bool { return p.Actor == ActorAgent }
 
 // PrincipalOf is the Principal a minted credential's claims name.
 func PrincipalOf(c *creds.Claims) Principal {
-	return Principal{ID: c.Principal, Actor: c.Actor, Channel: c.Channel, Catalog: c.Catalog}
+	return Principal{ID: c.Principal, Actor: c.Actor, Channel: c.Channel, Catalog: c.Catalog, Table: c.Table}
 }
 
 // MaskedNamePrefix starts the names governance keeps for itself in the

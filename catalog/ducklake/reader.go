@@ -228,6 +228,34 @@ func (r *Reader) TableByName(ctx context.Context, snap int64, schema, name strin
 	return ts[0], nil
 }
 
+// UUIDHistory is what the catalog's history says of a table UUID.
+type UUIDHistory struct {
+	// Found: a table of the UUID was committed, at some snapshot.
+	Found bool
+	// Live: it is not dropped (a row of it has no end snapshot).
+	Live bool
+	// Begin is the latest snapshot a row of it begins at.
+	Begin int64
+}
+
+// TableUUIDHistory reads whether a table of UUID uuid was ever committed,
+// live or dropped, and when: a staged create's credential is good for keys
+// no table claims only until its table exists, and a key index older than
+// the commit must catch up before it can tell.
+func (r *Reader) TableUUIDHistory(ctx context.Context, uuid string) (UUIDHistory, error) {
+	var h UUIDHistory
+	var begin *int64
+	var live *bool
+	if err := r.db.QueryRow(ctx, `SELECT max(begin_snapshot), bool_or(end_snapshot IS NULL) FROM `+r.t("ducklake_table")+
+		` WHERE table_uuid::text = lower($1)`, uuid).Scan(&begin, &live); err != nil {
+		return h, fmt.Errorf("look up table UUID %s: %w", uuid, err)
+	}
+	if begin != nil {
+		h.Found, h.Begin, h.Live = true, *begin, live != nil && *live
+	}
+	return h, nil
+}
+
 func (r *Reader) tables(ctx context.Context, snap int64, extra string, args ...any) ([]Table, error) {
 	md, err := r.Metadata(ctx)
 	if err != nil {

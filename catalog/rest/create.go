@@ -10,6 +10,7 @@ import (
 
 	"github.com/duckicelake/duckicelake/catalog/commit"
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
+	"github.com/duckicelake/duckicelake/internal/creds"
 )
 
 // createTable serves POST …/namespaces/{ns}/tables. The table is created
@@ -80,9 +81,13 @@ func (s *Server) stageTable(r *request, req *commit.CreateTableRequest) error {
 		return err
 	}
 	config := s.tableConfig
-	var creds []byte
+	var vended []byte
 	if wantsVending(r.rc) {
-		sc, err := s.vend(r.p, r.ns, ducklake.Table{Name: req.Name, Path: md.Location + "/"}, false)
+		// Bound to the UUID the create will commit (the client's
+		// assign-uuid carries it): refused for any other table later at
+		// this location.
+		staged := creds.TableBinding{UUID: md.TableUUID, Namespace: r.ns, Name: req.Name, Snapshot: snap, Staged: true}
+		sc, err := s.vend(r.p, r.ns, ducklake.Table{Name: req.Name, Path: md.Location + "/"}, false, staged)
 		if err != nil {
 			return err
 		}
@@ -90,7 +95,7 @@ func (s *Server) stageTable(r *request, req *commit.CreateTableRequest) error {
 			if config, err = json.Marshal(sc.Config); err != nil {
 				return err
 			}
-			if creds, err = json.Marshal([]storageCredential{*sc}); err != nil {
+			if vended, err = json.Marshal([]storageCredential{*sc}); err != nil {
 				return err
 			}
 		}
@@ -99,9 +104,9 @@ func (s *Server) stageTable(r *request, req *commit.CreateTableRequest) error {
 	body := append([]byte(`{"metadata":`), meta...)
 	body = append(body, `,"config":`...)
 	body = append(body, config...)
-	if creds != nil {
+	if vended != nil {
 		body = append(body, `,"storage-credentials":`...)
-		body = append(body, creds...)
+		body = append(body, vended...)
 	}
 	body = append(body, '}')
 	r.rc.SetContentType(contentTypeJSON)

@@ -22,7 +22,11 @@
 // credentials route hand out a credential minted by internal/creds for the
 // gateway, scoped to the table's prefix: read and list, plus write for a
 // principal with w on the namespace. The upstream's own keys never leave the
-// process.
+// process. The credential is bound to the table (creds.TableBinding: its
+// UUID, name and the snapshot of the load; a staged create's to the UUID it
+// will commit), so the gateway refuses it once the table is dropped or
+// renamed; a drop or rename refreshes this process's key index before it
+// answers.
 //
 // With "X-Iceberg-Access-Delegation: remote-signing" the table's config
 // carries no credential but the sign endpoint instead (s3.signer.uri,

@@ -12,6 +12,7 @@ import (
 	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/governance/pgaccess"
 	"github.com/duckicelake/duckicelake/governance/sqltext"
+	"github.com/duckicelake/duckicelake/internal/creds"
 	"github.com/duckicelake/duckicelake/internal/duckenv"
 )
 
@@ -219,13 +220,18 @@ func (s *Server) vendDirect(r *request, p *governance.Principal, args *fasthttp.
 
 	// The gateway credential: read-only, the table's path (its masked
 	// copy's for a principal held to it) or the namespace's.
+	// A namespace-wide credential names no table: it is unbound.
 	target := ducklake.Table{Name: r.table, Path: schema.Path}
+	var bind creds.TableBinding
 	if r.table != "" {
 		if target, _, err = s.vendTarget(r, scope[0], snap); err != nil {
 			return nil, err
 		}
+		if bind, err = bindTo(r.ns, target, snap); err != nil {
+			return nil, err
+		}
 	}
-	sc, err := s.vend(r.p, r.ns, target, true)
+	sc, err := s.vend(r.p, r.ns, target, true, bind)
 	if err != nil {
 		return nil, err
 	}

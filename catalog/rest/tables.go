@@ -324,7 +324,11 @@ func (s *Server) loadCredentials(r *request) error {
 	if err != nil {
 		return err
 	}
-	sc, err := s.vend(r.p, r.ns, t, readOnly)
+	bind, err := bindTo(r.ns, t, snap)
+	if err != nil {
+		return err
+	}
+	sc, err := s.vend(r.p, r.ns, t, readOnly, bind)
 	if err != nil {
 		return err
 	}

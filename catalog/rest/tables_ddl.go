@@ -53,7 +53,7 @@ func (s *Server) dropTable(r *request) error {
 	}
 	var target objstore.Location
 	var droppedID int64
-	_, err := s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
+	snap, err := s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
 		sc, exists, err := s.lookupSchema(ctx, tx, r.ns)
 		if err != nil {
 			return change{}, err
@@ -96,6 +96,7 @@ func (s *Server) dropTable(r *request) error {
 		return err
 	}
 	s.cache.drop(r.ns, r.table)
+	s.refreshIndex(r.ctx, snap, r.ns+"."+r.table)
 	if purge {
 		// The drop is committed; a failed purge leaves files behind but
 		// does not undo it, so it is logged rather than answered.
@@ -253,7 +254,7 @@ func (s *Server) renameTable(r *request) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
+	snap, err := s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
 		sc, exists, err := s.lookupSchema(ctx, tx, srcNS)
 		if err != nil {
 			return change{}, err
@@ -298,6 +299,23 @@ func (s *Server) renameTable(r *request) error {
 		return err
 	}
 	s.cache.drop(srcNS, src)
+	s.refreshIndex(r.ctx, snap, srcNS+"."+src)
 	r.rc.SetStatusCode(fasthttp.StatusNoContent)
 	return nil
+}
+
+// refreshIndex brings this process's key index up to snap, the snapshot
+// of a drop or rename of table, before the answer: the credentials vended
+// for the old table are bound to it, and this process's gateway refuses
+// them from the moment the client hears of the change (other processes
+// learn of it by the eager NOTIFY path). The change is committed, so a
+// failure is logged, not answered.
+func (s *Server) refreshIndex(ctx context.Context, snap int64, table string) {
+	if s.gov == nil || s.gov.Engine == nil {
+		return
+	}
+	if err := s.gov.Engine.RefreshIndex(ctx, snap); err != nil {
+		s.log.Error("catalog: the table index did not reach a drop or rename; this gateway honours the old table's credentials until it does",
+			zap.String("table", table), zap.Int64("snapshot", snap), zap.Error(err))
+	}
 }

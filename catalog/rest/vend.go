@@ -42,8 +42,10 @@ func wantsVending(ctx *fasthttp.RequestCtx) bool {
 // list under the table's path (its data and metadata/ files), plus write
 // when p may write the namespace. It returns nil when the catalog cannot
 // vend for this table (no keyring, no gateway URL, or the table does not
-// live on S3). The credential never outlives p's access token.
-func (s *Server) vend(p *Principal, ns string, t ducklake.Table, readOnly bool) (*storageCredential, error) {
+// live on S3). The credential never outlives p's access token, and one for
+// a table is bound to it (bind, see bindTo): the gateway refuses it once
+// the table is dropped or renamed.
+func (s *Server) vend(p *Principal, ns string, t ducklake.Table, readOnly bool, bind creds.TableBinding) (*storageCredential, error) {
 	if s.keyring == nil || s.cfg.GatewayURL == "" {
 		return nil, nil
 	}
@@ -71,6 +73,7 @@ func (s *Server) vend(p *Principal, ns string, t ducklake.Table, readOnly bool) 
 	claims := p.claims(s.cfg.Name)
 	claims.Grants = []creds.Grant{{Bucket: bucket, Prefix: prefix, Access: access}}
 	claims.Expiry = exp
+	claims.Table = bind
 	m, err := s.keyring.Mint(claims)
 	if err != nil {
 		return nil, fmt.Errorf("vend credentials for %s.%s: %w", ns, t.Name, err)
@@ -84,10 +87,25 @@ func (s *Server) vend(p *Principal, ns string, t ducklake.Table, readOnly bool) 
 	return &storageCredential{Prefix: "s3://" + bucket + "/" + prefix, Config: cfg}, nil
 }
 
+// bindTo is the binding of a vend for table t of namespace ns as read at
+// snapshot snap: its UUID (stable across renames), its name now, and the
+// snapshot, so that a gateway whose index is older catches up first.
+func bindTo(ns string, t ducklake.Table, snap int64) (creds.TableBinding, error) {
+	if t.UUID == "" {
+		// Unbound would outlive a drop: refuse instead.
+		return creds.TableBinding{}, fmt.Errorf("vend credentials for %s.%s: the table has no UUID to bind them to", ns, t.Name)
+	}
+	return creds.TableBinding{UUID: t.UUID, Namespace: ns, Name: t.Name, Snapshot: snap}, nil
+}
+
 // vendedBody encodes e with a freshly minted credential in config and
 // storage-credentials; e's own body when there is nothing to vend.
 func (s *Server) vendedBody(r *request, e *loadEntry, readOnly bool) ([]byte, error) {
-	sc, err := s.vend(r.p, r.ns, e.table, readOnly)
+	bind, err := bindTo(r.ns, e.table, e.snap)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := s.vend(r.p, r.ns, e.table, readOnly, bind)
 	if err != nil || sc == nil {
 		return e.body, err
 	}

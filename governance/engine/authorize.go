@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -21,6 +22,7 @@ const (
 	reasonBaseMasked     = "the table is masked for the principal: its base files are not served (read the masked copy the catalog vends)"
 	reasonMaskedReadOnly = "the table is masked for the principal, who reads a masked copy and may not change the table"
 	reasonExportForeign  = "the masked copy is not the one the principal's plan reads"
+	reasonBindingStale   = "the credential was issued for a table that has since been dropped or renamed; load the table again"
 )
 
 var _ governance.Authorizer = (*Engine)(nil)
@@ -71,6 +73,14 @@ func (e *Engine) AuthorizeBatch(ctx context.Context, p *governance.Principal, a 
 }
 
 func (e *Engine) authorizeS3(ctx context.Context, p *governance.Principal, a governance.Action, r *governance.Resource) (governance.Decision, error) {
+	if p.Table.Bound() {
+		// Before governance: a credential for a table that is gone (or
+		// renamed) must not reach the files now at its path, whatever
+		// the grants there would say.
+		if d, err := e.checkBinding(ctx, p, a, r); err != nil || !d.Allow {
+			return d, err
+		}
+	}
 	if e.cfg.Index == nil {
 		return governance.Allowed(reasonGoverned), nil
 	}
@@ -103,6 +113,84 @@ func (e *Engine) authorizeS3(ctx context.Context, p *governance.Principal, a gov
 		return governance.Allowed(reasonGoverned), nil
 	}
 	return e.decideKey(ctx, p, a, idx, r.Bucket, r.Key)
+}
+
+// checkBinding decides whether a bound credential's request is on its
+// table: the key (or list prefix) must be claimed, in the current index,
+// by the table of the binding's UUID under the binding's namespace and
+// name; a masked copy's key must name that table's id. A bucket-wide
+// request needs the table to still exist under that name. A staged
+// create's credential may also use keys no table claims while no table of
+// its UUID was ever committed (a dropped one does not count as not yet
+// committed). An index older than
+// the vend is refreshed first, so a table created moments ago is found.
+func (e *Engine) checkBinding(ctx context.Context, p *governance.Principal, a governance.Action, r *governance.Resource) (governance.Decision, error) {
+	b := &p.Table
+	if e.cfg.Index == nil {
+		return governance.Denied(governance.ReasonBindingUnchecked), nil
+	}
+	idx := e.cfg.Index.Index()
+	if idx.Snapshot() < b.Snapshot {
+		var err error
+		if idx, err = e.cfg.Index.Refresh(ctx, b.Snapshot); err != nil {
+			return governance.Decision{}, fmt.Errorf("governance: table index for a credential vended at snapshot %d: %w", b.Snapshot, err)
+		}
+	}
+	for caughtUp := false; ; caughtUp = true {
+		t, claimed, ok := e.boundKeyTable(idx, b.UUID, a, r)
+		switch {
+		case !ok:
+			return governance.Denied(reasonBindingStale), nil
+		case claimed:
+			if !strings.EqualFold(t.UUID, b.UUID) || t.Namespace != b.Namespace || t.Name != b.Name {
+				return governance.Denied(reasonBindingStale), nil
+			}
+			return governance.Allowed(reasonGoverned), nil
+		case !b.Staged:
+			return governance.Denied(reasonBindingStale), nil
+		}
+		if _, live := idx.TableByUUID(b.UUID); live {
+			return governance.Denied(reasonBindingStale), nil
+		}
+		// A staged create's key no table claims: not committed yet, or
+		// committed after the index was built, or committed and dropped
+		// since. Only the catalog's history tells them apart.
+		st, err := e.cfg.Store.Reader().TableUUIDHistory(ctx, b.UUID)
+		switch {
+		case err != nil:
+			return governance.Decision{}, fmt.Errorf("governance: %w", err)
+		case !st.Found:
+			return governance.Allowed(reasonGoverned), nil
+		case !st.Live || caughtUp || idx.Snapshot() >= st.Begin:
+			return governance.Denied(reasonBindingStale), nil
+		}
+		if idx, err = e.cfg.Index.Refresh(ctx, st.Begin); err != nil {
+			return governance.Decision{}, fmt.Errorf("governance: table index at the commit of a staged table (snapshot %d): %w", st.Begin, err)
+		}
+	}
+}
+
+// boundKeyTable is the table r's key belongs to in idx, for the check of a
+// credential bound to table uuid (a bucket-wide request: that table):
+// claimed is false when no table claims it; ok is false for a key under
+// the export prefix that names no table.
+func (e *Engine) boundKeyTable(idx *tableindex.Index, uuid string, a governance.Action, r *governance.Resource) (t *tableindex.Table, claimed, ok bool) {
+	switch prefix := e.cfg.ExportPrefix; {
+	case a == governance.ActionReadBucket || a == governance.ActionListBuckets:
+		t, claimed = idx.TableByUUID(uuid)
+		return t, claimed, true
+	case prefix.Scheme() != 0 && string(r.Bucket) == prefix.Bucket() && bytes.HasPrefix(r.Key, []byte(prefix.Key())):
+		// A masked copy's key names its table by id; the id is stable
+		// across renames, and the index says whose it is now.
+		tid, _, ok := exportKeyParts(r.Key[len(prefix.Key()):])
+		if !ok {
+			return nil, false, false
+		}
+		t, claimed = idx.Table(tid)
+		return t, claimed, true
+	}
+	m, claimed := idx.Lookup(r.Bucket, r.Key)
+	return m.Table, claimed, true
 }
 
 // decideExport decides a key under the export prefix: only reads and

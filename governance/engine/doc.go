@@ -12,6 +12,13 @@
 // invalidated when the governance version moves (NOTIFY) or the catalog's
 // schema changes; a cache hit allocates nothing.
 //
+// A credential bound to a table (creds.TableBinding, what the catalog
+// vends) is checked before anything else on every S3 request: the key must
+// belong, in the live index, to the table of the binding's UUID under the
+// binding's name (a masked copy's key: that table's id), else the request
+// is refused as a dropped or renamed table's; an index older than the vend
+// is refreshed to it first; without an index a bound credential is refused.
+//
 // Every error denies. The cooperative tier's fail-open posture is the
 // caller's to choose (it calls Plan and decides what to do with an error);
 // nothing here answers an error with an allow.

@@ -26,6 +26,9 @@ type KeyIndex interface {
 	Index() *tableindex.Index
 	// Observe asks for the index to cover snapshot, in the background.
 	Observe(ctx context.Context, snapshot int64)
+	// Refresh returns once the index covers snapshot: a bound credential
+	// vended at a snapshot the index has not reached yet waits for it.
+	Refresh(ctx context.Context, snapshot int64) (*tableindex.Index, error)
 }
 
 // Config configures an Engine.
@@ -139,6 +142,21 @@ func (e *Engine) ObserveSnapshot(id int64) {
 	if c := e.cat.Load(); c != nil && c.snapshot < id {
 		e.cat.Store(&catalogState{snapshot: c.snapshot, schemaVersion: c.schemaVersion})
 	}
+}
+
+// RefreshIndex brings the key index up to snapshot before it returns: the
+// catalog calls it after a drop or rename commits, so that this process's
+// gateway refuses the credentials bound to the old table at once (other
+// processes learn of it by the eager NOTIFY path). No index: nothing to do.
+func (e *Engine) RefreshIndex(ctx context.Context, snapshot int64) error {
+	e.ObserveSnapshot(snapshot)
+	if e.cfg.Index == nil {
+		return nil
+	}
+	if _, err := e.cfg.Index.Refresh(ctx, snapshot); err != nil {
+		return fmt.Errorf("governance: table index at snapshot %d: %w", snapshot, err)
+	}
+	return nil
 }
 
 func (e *Engine) refreshCatalog(ctx context.Context) (*catalogState, error) {

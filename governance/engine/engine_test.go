@@ -23,6 +23,8 @@ func (l *liveIndex) Index() *tableindex.Index { return l.x }
 
 func (l *liveIndex) Observe(context.Context, int64) {}
 
+func (l *liveIndex) Refresh(context.Context, int64) (*tableindex.Index, error) { return l.x, nil }
+
 type env struct {
 	lake *govtest.Lake
 	adm  *admin.Service

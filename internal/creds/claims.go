@@ -120,7 +120,33 @@ type Claims struct {
 	VendID    string // 32 lower-case hex characters, random per mint
 	IssuedAt  time.Time
 	Expiry    time.Time
+	// Table binds a credential vended for one table to it (zero: unbound,
+	// a version 1 token). The gateway honours a bound credential only on
+	// keys its live table index gives to that table under that name.
+	Table TableBinding
 }
+
+// TableBinding is the table a credential was vended for. A credential
+// outlives neither a drop of its table nor a rename: the table's UUID
+// (stable across renames) and its name at vend time must both still
+// match the key's table when the credential is used.
+type TableBinding struct {
+	// UUID is ducklake_table.table_uuid (for a staged create, the UUID
+	// the create will commit). Empty: unbound.
+	UUID string
+	// Namespace and Name are the table's at vend time.
+	Namespace, Name string
+	// Snapshot is the DuckLake snapshot the vend saw: a gateway whose
+	// index is older refreshes it before deciding, instead of refusing a
+	// table created moments ago.
+	Snapshot int64
+	// Staged marks a staged create's vend: the table does not exist yet,
+	// so a key no table claims is allowed too.
+	Staged bool
+}
+
+// Bound reports whether b names a table.
+func (b *TableBinding) Bound() bool { return b.UUID != "" }
 
 // Allows reports whether some grant has every bit of access, names bucket,
 // and has a prefix that key starts with. The comparison is literal and

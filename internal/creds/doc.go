@@ -5,7 +5,8 @@
 //
 //   - The session token is a compact, versioned blob that carries the claims
 //     (principal, actor, channel, catalog, grants, vend id, issued-at,
-//     expiry) and an HMAC-SHA256 under a named minting key. It is base64url
+//     expiry and, for a credential vended for one table, the table it is
+//     bound to) and an HMAC-SHA256 under a named minting key. It is base64url
 //     without padding, so it fits in an HTTP header and in a URL query as is.
 //   - The access key id is derived from the token ("DIL" followed by 17
 //     base32 characters of its SHA-256, 20 characters like an AWS key id), so
@@ -39,6 +40,21 @@
 //	              0..1024 bytes), access (1 byte, bits read=1 write=2 list=4)
 //	mac           32 bytes, HMAC-SHA256 of everything above under a key
 //	              derived from the minting key
+//
+// # Token format, version 2
+//
+// A credential bound to a table ([Claims.Table]) is a version 2 token:
+// version 1's fields with the version byte 0x02, and after the grants
+//
+//	table uuid    string, 1..64 bytes (ducklake_table.table_uuid)
+//	namespace     string, 1..1024 bytes, the table's at vend time
+//	name          string, 1..1024 bytes, the table's at vend time
+//	snapshot      varint, 0..2^63-1, the DuckLake snapshot the vend saw
+//	flags         1 byte: bit staged=1 (a staged create's vend); no other bit
+//
+// then the MAC. An unbound credential is always version 1 and a version 2
+// token always carries a binding, so each set of claims still has exactly
+// one encoding; version 1 tokens parse as before, unbound.
 //
 // The encoded token is at most [MaxTokenLen] characters. The parser rejects
 // anything else — unknown versions, non-minimal varints, trailing bytes,

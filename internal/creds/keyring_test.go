@@ -3,6 +3,7 @@ package creds
 import (
 	"bytes"
 	"errors"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -63,6 +64,13 @@ func TestMintVerifyRoundTrip(t *testing.T) {
 		{"longest names", Claims{Principal: long, Catalog: long, Actor: ActorHuman, Channel: ChannelREST,
 			Grants: []Grant{{Bucket: strings.Repeat("b", MaxNameLen), Prefix: long, Access: Read}}}},
 		{"64 grants", Claims{Principal: "p", Actor: ActorHuman, Channel: ChannelREST, Grants: manyGrants}},
+		{"bound to a table", Claims{Principal: "p", Actor: ActorHuman, Channel: ChannelREST,
+			Grants: []Grant{{Bucket: "lake", Prefix: "data/ns/t/", Access: Read | List}},
+			Table:  TableBinding{UUID: "0f8e6c1a-5b7d-4c2e-9a31-7d2b8e4f6a10", Namespace: "ns", Name: "t", Snapshot: 42}}},
+		{"bound to a staged create at snapshot 0", Claims{Principal: "p", Actor: ActorAgent, Channel: ChannelMCP,
+			Table: TableBinding{UUID: "u", Namespace: "ünï", Name: long, Staged: true}}},
+		{"bound at the largest snapshot", Claims{Principal: "p", Actor: ActorHuman, Channel: ChannelREST,
+			Table: TableBinding{UUID: strings.Repeat("u", MaxUUIDLen), Namespace: long, Name: "t", Snapshot: math.MaxInt64}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -222,6 +230,16 @@ func TestMintInvalidClaims(t *testing.T) {
 		{"unknown access bit", func(c *Claims) { c.Grants[0].Access = 8 }, "grant 0: access"},
 		{"65 grants", func(c *Claims) { c.Grants = tooMany }, "65 grants, limit 64"},
 		{"token too large", func(c *Claims) { c.Grants = bigGrants }, "limit 8192"},
+		{"binding without a UUID", func(c *Claims) { c.Table = TableBinding{Namespace: "ns", Name: "t"} }, "table binding without a table UUID"},
+		{"staged without a UUID", func(c *Claims) { c.Table = TableBinding{Staged: true} }, "table binding without a table UUID"},
+		{"binding UUID too long", func(c *Claims) {
+			c.Table = TableBinding{UUID: strings.Repeat("u", MaxUUIDLen+1), Namespace: "ns", Name: "t"}
+		},
+			"table UUID is 65 bytes, limit 64"},
+		{"binding without a namespace", func(c *Claims) { c.Table = TableBinding{UUID: "u", Name: "t"} }, "table namespace is empty"},
+		{"binding without a name", func(c *Claims) { c.Table = TableBinding{UUID: "u", Namespace: "ns"} }, "table name is empty"},
+		{"binding name bad utf-8", func(c *Claims) { c.Table = TableBinding{UUID: "u", Namespace: "ns", Name: "\xff"} }, "table name is not valid UTF-8"},
+		{"binding negative snapshot", func(c *Claims) { c.Table = TableBinding{UUID: "u", Namespace: "ns", Name: "t", Snapshot: -1} }, "table snapshot -1 is negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

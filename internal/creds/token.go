@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -24,6 +25,8 @@ const (
 	MaxNameLen = 1024
 	// MaxKeyIDLen bounds a minting key id.
 	MaxKeyIDLen = 32
+	// MaxUUIDLen bounds a table binding's UUID.
+	MaxUUIDLen = 64
 	// MaxLifetime is the longest validity a token can express.
 	MaxLifetime = 30 * 24 * time.Hour
 	// AccessKeyIDLen is the length of a minted access key id.
@@ -33,13 +36,15 @@ const (
 )
 
 const (
-	version1  = 1
-	macLen    = sha256.Size
-	vendLen   = 16
-	maxRawLen = MaxTokenLen / 4 * 3 // base64 without padding: 4 chars carry 3 bytes
-	maxUnix   = 253402300799        // 9999-12-31T23:59:59Z, so every time formats as RFC 3339
-	akPrefix  = "DIL"
-	akHashLen = 11 // SHA-256 bytes behind the 17 base32 characters of the key id
+	version1   = 1
+	version2   = 2 // version 1 and a table binding
+	flagStaged = 1
+	macLen     = sha256.Size
+	vendLen    = 16
+	maxRawLen  = MaxTokenLen / 4 * 3 // base64 without padding: 4 chars carry 3 bytes
+	maxUnix    = 253402300799        // 9999-12-31T23:59:59Z, so every time formats as RFC 3339
+	akPrefix   = "DIL"
+	akHashLen  = 11 // SHA-256 bytes behind the 17 base32 characters of the key id
 )
 
 var (
@@ -155,8 +160,19 @@ func appendBody(dst []byte, keyID string, c *Claims) ([]byte, error) {
 			return dst, fmt.Errorf("grant %d: %w", i, err)
 		}
 	}
+	version := byte(version1)
+	if b := &c.Table; b.Bound() {
+		if err := b.validate(); err != nil {
+			return dst, fmt.Errorf("table binding: %w", err)
+		}
+		version = version2
+	} else if *b != (TableBinding{}) {
+		// Zero is unbound: anything else without a UUID would not survive
+		// a round trip.
+		return dst, errors.New("table binding without a table UUID")
+	}
 
-	dst = append(dst, version1)
+	dst = append(dst, version)
 	dst = appendString(dst, keyID)
 	dst = binary.AppendUvarint(dst, uint64(iat))
 	dst = binary.AppendUvarint(dst, uint64(exp-iat))
@@ -170,7 +186,38 @@ func appendBody(dst []byte, keyID string, c *Claims) ([]byte, error) {
 		dst = appendString(dst, g.Prefix)
 		dst = append(dst, byte(g.Access))
 	}
+	if version == version2 {
+		b := &c.Table
+		dst = appendString(dst, b.UUID)
+		dst = appendString(dst, b.Namespace)
+		dst = appendString(dst, b.Name)
+		dst = binary.AppendUvarint(dst, uint64(b.Snapshot))
+		var flags byte
+		if b.Staged {
+			flags |= flagStaged
+		}
+		dst = append(dst, flags)
+	}
 	return dst, nil
+}
+
+func (b *TableBinding) validate() error {
+	if err := checkName("table UUID", b.UUID, 1); err != nil {
+		return err
+	}
+	if len(b.UUID) > MaxUUIDLen {
+		return fmt.Errorf("table UUID is %d bytes, limit %d", len(b.UUID), MaxUUIDLen)
+	}
+	if err := checkName("table namespace", b.Namespace, 1); err != nil {
+		return err
+	}
+	if err := checkName("table name", b.Name, 1); err != nil {
+		return err
+	}
+	if b.Snapshot < 0 {
+		return fmt.Errorf("table snapshot %d is negative", b.Snapshot)
+	}
+	return nil
 }
 
 func appendString(dst []byte, s string) []byte {
@@ -191,7 +238,12 @@ type token struct {
 	catalog    [2]int
 	grantStart int // offset of the first grant
 	grants     int
-	body, mac  []byte
+	// The table binding (version 2 only: bound is false for version 1).
+	bound          bool
+	uuid, ns, name [2]int
+	snapshot       uint64
+	staged         bool
+	body, mac      []byte
 }
 
 // decodeText base64url-decodes an encoded token into buf, which must hold
@@ -221,9 +273,10 @@ func parse(t *token, raw []byte) error {
 	if len(raw) < 1+macLen {
 		return malformed("too short")
 	}
-	if raw[0] != version1 {
+	if raw[0] != version1 && raw[0] != version2 {
 		return malformed("unsupported version")
 	}
+	t.bound = raw[0] == version2
 	t.body, t.mac = raw[:len(raw)-macLen], raw[len(raw)-macLen:]
 	b := t.body
 	off := 1
@@ -280,6 +333,25 @@ func parse(t *token, raw []byte) error {
 		if off >= len(b) || b[off] == 0 || Access(b[off])&^accessAll != 0 {
 			return malformed("bad access")
 		}
+		off++
+	}
+	if t.bound {
+		if t.uuid, off, ok = readString(b, off, MaxUUIDLen); !ok || t.uuid[0] == t.uuid[1] || !utf8.Valid(b[t.uuid[0]:t.uuid[1]]) {
+			return malformed("bad table UUID")
+		}
+		if t.ns, off, ok = readName(b, off); !ok || t.ns[0] == t.ns[1] {
+			return malformed("bad table namespace")
+		}
+		if t.name, off, ok = readName(b, off); !ok || t.name[0] == t.name[1] {
+			return malformed("bad table name")
+		}
+		if t.snapshot, off, ok = readUvarint(b, off); !ok || t.snapshot > math.MaxInt64 {
+			return malformed("bad table snapshot")
+		}
+		if off >= len(b) || b[off]&^flagStaged != 0 {
+			return malformed("bad table flags")
+		}
+		t.staged = b[off]&flagStaged != 0
 		off++
 	}
 	if off != len(b) {
@@ -343,6 +415,10 @@ func (t *token) fill(c *Claims, scratch []byte) []byte {
 		prefix, off, _ = readString(b, off, MaxNameLen)
 		c.Grants = append(c.Grants, Grant{Bucket: sub(bucket), Prefix: sub(prefix), Access: Access(b[off])})
 		off++
+	}
+	c.Table = TableBinding{}
+	if t.bound {
+		c.Table = TableBinding{UUID: sub(t.uuid), Namespace: sub(t.ns), Name: sub(t.name), Snapshot: int64(t.snapshot), Staged: t.staged}
 	}
 	return scratch
 }

@@ -21,6 +21,7 @@ type rawBody struct {
 	vend     []byte
 	strs     []byte // principal, catalog
 	grants   []byte // count and grants
+	table    []byte // version 2: the table binding
 	trailing []byte
 }
 
@@ -43,8 +44,20 @@ func goodBody() rawBody {
 	}
 }
 
+// goodBoundBody is a version 2 body: goodBody bound to table ns.t.
+func goodBoundBody() rawBody {
+	r := goodBody()
+	r.version = []byte{2}
+	r.table = binding("uuid-1", "ns", "t", uv(7), 1)
+	return r
+}
+
+func binding(uuid, ns, name string, snap []byte, flags byte) []byte {
+	return cat(str(uuid), str(ns), str(name), snap, []byte{flags})
+}
+
 func (r rawBody) token() string {
-	b := cat(r.version, r.keyID, r.iat, r.life, r.actor, r.vend, r.strs, r.grants, r.trailing)
+	b := cat(r.version, r.keyID, r.iat, r.life, r.actor, r.vend, r.strs, r.grants, r.table, r.trailing)
 	return b64url.EncodeToString(append(b, make([]byte, macLen)...))
 }
 
@@ -60,7 +73,10 @@ func TestParseStrict(t *testing.T) {
 		reason string
 	}{
 		{"version 0", func(r *rawBody) { r.version = []byte{0} }, "unsupported version"},
-		{"version 2", func(r *rawBody) { r.version = []byte{2} }, "unsupported version"},
+		{"version 3", func(r *rawBody) { r.version = []byte{3} }, "unsupported version"},
+		// A version 1 body with a binding after it: version 1 has none.
+		{"version 1 with a binding", func(r *rawBody) { r.table = binding("u", "ns", "t", uv(1), 0) }, "trailing bytes"},
+		{"version 2 without a binding", func(r *rawBody) { r.version = []byte{2} }, "bad table UUID"},
 		{"empty key id", func(r *rawBody) { r.keyID = str("") }, "bad key id"},
 		{"key id charset", func(r *rawBody) { r.keyID = str("k 1") }, "bad key id"},
 		{"key id too long", func(r *rawBody) { r.keyID = str(strings.Repeat("k", 33)) }, "bad key id"},
@@ -91,6 +107,39 @@ func TestParseStrict(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := goodBody()
+			tt.modify(&r)
+			_, _, err := ParseUnverified(r.token())
+			if !errors.Is(err, ErrMalformedToken) || !strings.Contains(err.Error(), tt.reason) {
+				t.Errorf("err = %v, want malformed: %s", err, tt.reason)
+			}
+		})
+	}
+	boundTests := []struct {
+		name   string
+		modify func(*rawBody)
+		reason string
+	}{
+		{"empty UUID", func(r *rawBody) { r.table = binding("", "ns", "t", uv(7), 0) }, "bad table UUID"},
+		{"UUID too long", func(r *rawBody) { r.table = binding(strings.Repeat("u", 65), "ns", "t", uv(7), 0) }, "bad table UUID"},
+		{"UUID invalid UTF-8", func(r *rawBody) { r.table = binding("u\xff", "ns", "t", uv(7), 0) }, "bad table UUID"},
+		{"empty namespace", func(r *rawBody) { r.table = binding("u", "", "t", uv(7), 0) }, "bad table namespace"},
+		{"namespace too long", func(r *rawBody) { r.table = binding("u", strings.Repeat("n", 1025), "t", uv(7), 0) }, "bad table namespace"},
+		{"empty name", func(r *rawBody) { r.table = binding("u", "ns", "", uv(7), 0) }, "bad table name"},
+		{"name invalid UTF-8", func(r *rawBody) { r.table = binding("u", "ns", "\xc3(", uv(7), 0) }, "bad table name"},
+		{"snapshot non-minimal", func(r *rawBody) { r.table = binding("u", "ns", "t", []byte{0x87, 0x00}, 0) }, "bad table snapshot"},
+		{"snapshot past int64", func(r *rawBody) { r.table = binding("u", "ns", "t", uv(1<<63), 0) }, "bad table snapshot"},
+		{"unknown flag", func(r *rawBody) { r.table = binding("u", "ns", "t", uv(7), 2) }, "bad table flags"},
+		{"flags missing", func(r *rawBody) { r.table = cat(str("u"), str("ns"), str("t"), uv(7)) }, "bad table flags"},
+		{"trailing byte after the binding", func(r *rawBody) { r.trailing = []byte{0} }, "trailing bytes"},
+	}
+	bound := goodBoundBody()
+	if c, _, err := ParseUnverified(bound.token()); err != nil ||
+		c.Table != (TableBinding{UUID: "uuid-1", Namespace: "ns", Name: "t", Snapshot: 7, Staged: true}) || c.Grants[0] != (Grant{"lake", "data/", Read | List}) {
+		t.Fatalf("hand-built version 2 token: %+v, %v", c, err)
+	}
+	for _, tt := range boundTests {
+		t.Run("v2 "+tt.name, func(t *testing.T) {
+			r := goodBoundBody()
 			tt.modify(&r)
 			_, _, err := ParseUnverified(r.token())
 			if !errors.Is(err, ErrMalformedToken) || !strings.Contains(err.Error(), tt.reason) {
@@ -139,7 +188,9 @@ func FuzzDecodeToken(f *testing.F) {
 	k.Rand = rand.NewChaCha8([32]byte{})
 	minted := make(map[string]bool)
 	for _, c := range []Claims{sampleClaims(), {Principal: "p"}, {Principal: "ü", Actor: ActorAgent, Channel: ChannelSMCP,
-		Grants: []Grant{{Bucket: "b", Prefix: "*?%", Access: Write}}}} {
+		Grants: []Grant{{Bucket: "b", Prefix: "*?%", Access: Write}}},
+		{Principal: "p", Grants: []Grant{{Bucket: "b", Prefix: "d/ns/t/", Access: Read}},
+			Table: TableBinding{UUID: "0f8e6c1a-5b7d-4c2e-9a31-7d2b8e4f6a10", Namespace: "ns", Name: "t", Snapshot: 300, Staged: true}}} {
 		m, err := k.Mint(c)
 		if err != nil {
 			f.Fatal(err)
@@ -150,6 +201,8 @@ func FuzzDecodeToken(f *testing.F) {
 		f.Add(raw)
 	}
 	raw, _ := b64url.DecodeString(goodBody().token())
+	f.Add(raw)
+	raw, _ = b64url.DecodeString(goodBoundBody().token())
 	f.Add(raw)
 	f.Add([]byte{})
 	f.Add([]byte("AQ"))

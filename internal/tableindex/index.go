@@ -118,6 +118,7 @@ type Index struct {
 	snapshot  int64
 	tables    []Table // by ID
 	byID      map[int64]*Table
+	byUUID    map[string]*Table
 	buckets   map[string]*bucket
 	unindexed []Unindexed
 	files     int
@@ -177,6 +178,7 @@ func Build(src Source) *Index {
 	slices.SortStableFunc(x.tables, func(a, b Table) int { return cmp.Compare(a.ID, b.ID) })
 	x.tables = slices.CompactFunc(x.tables, func(a, b Table) bool { return a.ID == b.ID })
 	x.byID = make(map[int64]*Table, len(x.tables))
+	x.byUUID = make(map[string]*Table, len(x.tables))
 
 	// Directories first, so that files can be checked against them.
 	perBucket := make(map[string]int)
@@ -186,6 +188,9 @@ func Build(src Source) *Index {
 	for i := range x.tables {
 		t := &x.tables[i]
 		x.byID[t.ID] = t
+		if t.UUID != "" {
+			x.byUUID[t.UUID] = t
+		}
 		b := x.buckets[t.Bucket]
 		if b == nil {
 			b = &bucket{dirs: make(map[string]entry, perBucket[t.Bucket])}
@@ -409,6 +414,15 @@ func (x *Index) Table(id int64) (*Table, bool) {
 		return nil, false
 	}
 	t, ok := x.byID[id]
+	return t, ok
+}
+
+// TableByUUID finds a table by its UUID (a bound credential's table).
+func (x *Index) TableByUUID(uuid string) (*Table, bool) {
+	if x == nil {
+		return nil, false
+	}
+	t, ok := x.byUUID[uuid]
 	return t, ok
 }
 

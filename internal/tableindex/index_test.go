@@ -15,7 +15,7 @@ func fixture() Source {
 		Tables: []Table{
 			{ID: 1, SchemaID: 10, Namespace: "a", Name: "t", Bucket: "lake", Prefix: "data/a/t/"},
 			{ID: 2, SchemaID: 10, Namespace: "a", Name: "t2", Bucket: "lake", Prefix: "data/a/t2/"},
-			{ID: 3, SchemaID: 10, Namespace: "a", Name: "sub", Bucket: "lake", Prefix: "data/a/t/sub/"},
+			{ID: 3, SchemaID: 10, UUID: "uuid-3", Namespace: "a", Name: "sub", Bucket: "lake", Prefix: "data/a/t/sub/"},
 			{ID: 4, SchemaID: 11, Namespace: "b", Name: "tab", Bucket: "lake", Prefix: "data/b/tab/"},
 			{ID: 5, SchemaID: 10, Namespace: "a", Name: "t", Bucket: "other", Prefix: "x/t/"},
 			{ID: 6, SchemaID: 12, Namespace: "ext", Name: "e", Bucket: "lake", Prefix: "ext/warehouse/e/"},
@@ -132,6 +132,12 @@ func TestBuild(t *testing.T) {
 	}
 	if tb, ok := x.Table(10); !ok || tb.Prefix != "norm/t/" {
 		t.Errorf("Table(10) = %+v, %v: the prefix is a directory", tb, ok)
+	}
+	if tb, ok := x.TableByUUID("uuid-3"); !ok || tb.ID != 3 {
+		t.Errorf("TableByUUID(uuid-3) = %+v, %v", tb, ok)
+	}
+	if _, ok := x.TableByUUID(""); ok {
+		t.Error("TableByUUID(\"\") found a table")
 	}
 	if _, ok := x.Table(11); ok {
 		t.Error("a table without a bucket is indexed")

@@ -18,8 +18,7 @@ import (
 func TestDuckDBIcebergWrite(t *testing.T) {
 	ns := "di" + randomHex(4)
 	st := requireStack(t, true)
-	env := newRestEnv(t, withS3Materializer(st), func(c *rest.Config, d *rest.Deps) {
-		c.GatewayURL = st.gateway
+	env := newRestEnv(t, withS3Materializer(st), withOwnGateway(t, st, false), func(c *rest.Config, d *rest.Deps) {
 		c.Clients = append(slices.Clone(c.Clients), rest.Client{ID: "writer-" + ns, Secret: "pw", Scopes: []string{"ns:" + ns + ":rw"}})
 		d.Objects = objstore.NewS3(st.root())
 	})

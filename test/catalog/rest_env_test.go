@@ -51,6 +51,7 @@ type restEnv struct {
 	url     string
 	keyring *creds.Keyring
 	client  *http.Client
+	gateway string // the gateway URL the catalog vends for (withOwnGateway's)
 
 	mu     sync.Mutex
 	bodies [][]byte // every response body, for the secrets scan
@@ -78,6 +79,7 @@ func newRestEnv(t testing.TB, opts ...restOption) *restEnv {
 	for _, o := range opts {
 		o(&cfg, &deps)
 	}
+	env.gateway = cfg.GatewayURL
 	var err error
 	if env.srv, err = rest.New(ctx, cfg, deps); err != nil {
 		t.Fatal(err)

@@ -312,7 +312,7 @@ func TestStagedCreateCannotClaimAnotherTable(t *testing.T) {
 	}
 	if len(staged.Creds) == 1 {
 		st := requireStack(t, true)
-		c := st.client(st.gateway, staged.Creds[0].Config["s3.access-key-id"], staged.Creds[0].Config["s3.secret-access-key"],
+		c := st.client(env.gateway, staged.Creds[0].Config["s3.access-key-id"], staged.Creds[0].Config["s3.secret-access-key"],
 			staged.Creds[0].Config["s3.session-token"])
 		if _, err := c.ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: aws.String("lake"),
 			Prefix: aws.String(strings.TrimPrefix(nsPath, "s3://lake/") + "/own/")}); err == nil {

@@ -88,8 +88,7 @@ func TestPyIcebergCatalogOperations(t *testing.T) {
 func TestPyIcebergReadsDuckDBTables(t *testing.T) {
 	st := requireStack(t, true)
 	ns := "e" + randomHex(4)
-	env := newRestEnv(t, withS3Materializer(st), func(c *rest.Config, _ *rest.Deps) {
-		c.GatewayURL = st.gateway
+	env := newRestEnv(t, withS3Materializer(st), withOwnGateway(t, st, false), func(c *rest.Config, _ *rest.Deps) {
 		c.Clients = append(slices.Clone(c.Clients), rest.Client{ID: "reader-" + ns, Secret: "pw", Scopes: []string{"ns:" + ns + ":r"}})
 	})
 
@@ -120,7 +119,7 @@ func TestPyIcebergReadsDuckDBTables(t *testing.T) {
 			}
 			pyiceberg(t, &truth, "truth", env.dsn, restDataPath, ns, table)
 			pyiceberg(t, &got, "read", env.url, "reader-"+ns+":pw", ns, table)
-			if !got.Vended || got.Endpoint != st.gateway {
+			if !got.Vended || got.Endpoint != env.gateway {
 				t.Errorf("PyIceberg's FileIO: vended=%v endpoint=%s", got.Vended, got.Endpoint)
 			}
 			if len(got.Current) == 0 || !slices.Equal(got.Current, truth.Current) {

@@ -22,12 +22,11 @@ import (
 func writeEnv(t *testing.T, ns string) *restEnv {
 	t.Helper()
 	st := requireStack(t, true)
-	env := newRestEnv(t, withS3Materializer(st), func(c *rest.Config, d *rest.Deps) {
+	env := newRestEnv(t, withS3Materializer(st), withOwnGateway(t, st, false), func(c *rest.Config, d *rest.Deps) {
 		// The scenarios load a table right after DuckDB commits to it, and
 		// no NOTIFY path tells this catalog of the commit: every request
 		// reads the current snapshot, rather than one SnapshotTTL old.
 		c.SnapshotTTL = time.Nanosecond
-		c.GatewayURL = st.gateway
 		c.Clients = append(slices.Clone(c.Clients), rest.Client{ID: "writer-" + ns, Secret: "pw", Scopes: []string{"ns:" + ns + ":rw"}},
 			rest.Client{ID: "wo-" + ns, Secret: "pw", Scopes: []string{"ns:" + ns + ":w"}})
 		d.Objects = objstore.NewS3(st.root())

@@ -99,7 +99,7 @@ func duckDBThroughGateway(t *testing.T, env *restEnv, st s3Stack, principal, ns 
 	if err != nil {
 		t.Fatal(err)
 	}
-	for k, v := range map[string]string{"REST_DUCK_S3_ENDPOINT": st.gateway, "REST_DUCK_S3_KEY": m.AccessKeyID,
+	for k, v := range map[string]string{"REST_DUCK_S3_ENDPOINT": env.gateway, "REST_DUCK_S3_KEY": m.AccessKeyID,
 		"REST_DUCK_S3_SECRET": m.SecretAccessKey, "REST_DUCK_S3_TOKEN": m.SessionToken, "REST_DUCK_S3_REGION": st.region} {
 		t.Setenv(k, v)
 	}
@@ -114,7 +114,7 @@ func denied(err error) bool {
 // real gateway, for the table's prefix only, read-only for a reader.
 func TestRESTVendedCredentialsAtTheGateway(t *testing.T) {
 	st := requireStack(t, true)
-	env := newRestEnv(t, func(c *rest.Config, _ *rest.Deps) { c.GatewayURL = st.gateway })
+	env := newRestEnv(t, withOwnGateway(t, st, false))
 	ns := "v" + randomHex(4)
 	env.duck("CREATE SCHEMA l."+ns, "CREATE TABLE l."+ns+".t (x INTEGER)", "CREATE TABLE l."+ns+".u (x INTEGER)")
 	admin := env.token("admin")
@@ -135,19 +135,7 @@ func TestRESTVendedCredentialsAtTheGateway(t *testing.T) {
 			AccessToken string `json:"access_token"`
 		}
 		r.decode(t, &tok)
-		lr := env.do("GET", "/v1/lake/namespaces/"+ns+"/tables/t", tok.AccessToken, nil, withHeader("X-Iceberg-Access-Delegation", "vended-credentials"))
-		if lr.code != 200 {
-			t.Fatalf("vended load: %d %s", lr.code, lr.body)
-		}
-		var body struct {
-			Config map[string]string `json:"config"`
-		}
-		lr.decode(t, &body)
-		c := body.Config
-		if c["s3.endpoint"] != st.gateway {
-			t.Fatalf("s3.endpoint = %q, want the gateway %s", c["s3.endpoint"], st.gateway)
-		}
-		return st.client(c["s3.endpoint"], c["s3.access-key-id"], c["s3.secret-access-key"], c["s3.session-token"])
+		return vendedClient(t, env, st, env.do("GET", "/v1/lake/namespaces/"+ns+"/tables/t", tok.AccessToken, nil, withHeader("X-Iceberg-Access-Delegation", "vended-credentials")))
 	}
 
 	writer := vend("ns:" + ns + ":rw")
