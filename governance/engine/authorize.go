@@ -147,6 +147,15 @@ func (e *Engine) checkBinding(ctx context.Context, p *governance.Principal, a go
 			}
 			return governance.Allowed(reasonGoverned), nil
 		case !b.Staged:
+			if _, live := idx.TableByUUID(b.UUID); !live && cleanup(a) && !e.underExport(r) {
+				// The table is dropped and nothing has its path yet: the
+				// client that loaded it may read and delete what it left
+				// — Iceberg's own purge (Spark's DROP TABLE … PURGE) drops
+				// the table, then reads its metadata and deletes the
+				// reachable files with the FileIO it loaded — but never
+				// write there again.
+				return governance.Allowed(reasonGoverned), nil
+			}
 			return governance.Denied(reasonBindingStale), nil
 		}
 		if _, live := idx.TableByUUID(b.UUID); live {
@@ -170,6 +179,18 @@ func (e *Engine) checkBinding(ctx context.Context, p *governance.Principal, a go
 	}
 }
 
+// underExport reports whether r's key is under the export prefix.
+func (e *Engine) underExport(r *governance.Resource) bool {
+	prefix := e.cfg.ExportPrefix
+	return prefix.Scheme() != 0 && string(r.Bucket) == prefix.Bucket() && bytes.HasPrefix(r.Key, []byte(prefix.Key()))
+}
+
+// cleanup reports whether a is what cleaning up a dropped table's files
+// takes: reading them, listing them, deleting them.
+func cleanup(a governance.Action) bool {
+	return a == governance.ActionReadObject || a == governance.ActionListObjects || a == governance.ActionDeleteObject
+}
+
 // boundKeyTable is the table r's key belongs to in idx, for the check of a
 // credential bound to table uuid (a bucket-wide request: that table):
 // claimed is false when no table claims it; ok is false for a key under
@@ -179,7 +200,7 @@ func (e *Engine) boundKeyTable(idx *tableindex.Index, uuid string, a governance.
 	case a == governance.ActionReadBucket || a == governance.ActionListBuckets:
 		t, claimed = idx.TableByUUID(uuid)
 		return t, claimed, true
-	case prefix.Scheme() != 0 && string(r.Bucket) == prefix.Bucket() && bytes.HasPrefix(r.Key, []byte(prefix.Key())):
+	case e.underExport(r):
 		// A masked copy's key names its table by id; the id is stable
 		// across renames, and the index says whose it is now.
 		tid, _, ok := exportKeyParts(r.Key[len(prefix.Key()):])
@@ -199,7 +220,7 @@ func (e *Engine) boundKeyTable(idx *tableindex.Index, uuid string, a governance.
 // false for a key outside the prefix.
 func (e *Engine) decideExport(ctx context.Context, p *governance.Principal, a governance.Action, r *governance.Resource) (governance.Decision, bool, error) {
 	prefix := e.cfg.ExportPrefix
-	if string(r.Bucket) != prefix.Bucket() || !bytes.HasPrefix(r.Key, []byte(prefix.Key())) {
+	if !e.underExport(r) {
 		// A listing above the prefix (the data path's root, which holds
 		// it) is decided by the tables under it: it shows the copies'
 		// names — t<table id>/<signature>/data/<hash>.parquet, no value of

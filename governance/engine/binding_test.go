@@ -86,9 +86,12 @@ func TestTableBinding(t *testing.T) {
 		{"live table: list its directory", []tableindex.Table{live1}, bound(loaded), governance.ActionListObjects, dir, false, true},
 		{"live table: head bucket", []tableindex.Table{live1}, bound(loaded), governance.ActionReadBucket, "", false, true},
 		{"live table: list above it", []tableindex.Table{live1}, bound(loaded), governance.ActionListObjects, "data/analytics/", true, false},
-		{"dropped: read", nil, bound(loaded), governance.ActionReadObject, dir + "data/f.parquet", true, false},
+		// Iceberg's client-side purge: the client reads and deletes what
+		// the dropped table left; it never writes there again.
+		{"dropped: read", nil, bound(loaded), governance.ActionReadObject, dir + "data/f.parquet", false, true},
+		{"dropped: delete", nil, bound(loaded), governance.ActionDeleteObject, dir + "data/f.parquet", false, true},
 		{"dropped: write", nil, bound(loaded), governance.ActionWriteObject, dir + "data/g.parquet", true, false},
-		{"dropped: list", nil, bound(loaded), governance.ActionListObjects, dir, true, false},
+		{"dropped: list", nil, bound(loaded), governance.ActionListObjects, dir, false, true},
 		{"dropped: head bucket", nil, bound(loaded), governance.ActionReadBucket, "", true, false},
 		{"new table on the old path", []tableindex.Table{tbl(900, u2, "customers", dir)}, bound(loaded), governance.ActionReadObject, dir + "x", true, false},
 		{"new table inside the old path", []tableindex.Table{tbl(900, u2, "sub", dir+"sub/")}, bound(loaded), governance.ActionWriteObject, dir + "sub/x", true, false},
