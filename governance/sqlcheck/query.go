@@ -1,9 +1,11 @@
 package sqlcheck
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/duckicelake/duckicelake/governance/sqltext"
@@ -25,7 +27,7 @@ var allowedTableFunctions = map[string]bool{"range": true, "generate_series": tr
 // <namespace>.<table> (no catalog, no file path, no table function but
 // range/generate_series/unnest) and call no function that reaches outside
 // the query (files, settings, secrets, other catalogs). It returns the
-// tables read, each once. A refusal is an *Error saying what to change.
+// tables read, each once, sorted by namespace and name. A refusal is an *Error saying what to change.
 func (c *Checker) CheckQuery(ctx context.Context, query string) ([]TableRef, error) {
 	q := strings.TrimSpace(query)
 	if q == "" {
@@ -65,6 +67,11 @@ func (c *Checker) CheckQuery(ctx context.Context, query string) ([]TableRef, err
 	if err := w.walk(root); err != nil {
 		return nil, err
 	}
+	// The walk ranges over JSON objects (Go maps): sort, so that the same
+	// query always names its tables in the same order.
+	slices.SortFunc(w.tables, func(a, b TableRef) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Table, b.Table))
+	})
 	return w.tables, nil
 }
 
