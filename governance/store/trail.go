@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -227,6 +228,9 @@ type TrailWriter struct {
 	pool sync.Pool
 	done chan struct{}
 	wg   sync.WaitGroup
+	// sync carries RecordSync's events to syncLoop, which group-commits
+	// them: every caller waiting meanwhile shares one transaction.
+	sync chan *syncReq
 
 	dropped atomic.Int64 // since the last overflow report
 	closed  atomic.Bool
@@ -246,12 +250,73 @@ func (s *Store) NewTrailWriter(opt TrailOptions) *TrailWriter {
 	if opt.Logger == nil {
 		opt.Logger = zap.NewNop()
 	}
-	w := &TrailWriter{s: s, opt: opt, ch: make(chan *queued, opt.Buffer), done: make(chan struct{})}
+	w := &TrailWriter{s: s, opt: opt, ch: make(chan *queued, opt.Buffer), done: make(chan struct{}),
+		sync: make(chan *syncReq, opt.Batch)}
 	w.pool.New = func() any { return new(queued) }
-	w.wg.Add(1)
+	w.wg.Add(2)
 	go w.run()
+	go w.syncLoop()
 	return w
 }
+
+// syncReq is one RecordSync call waiting for its event to be written.
+type syncReq struct {
+	q    *queued
+	err  error
+	done chan struct{}
+}
+
+// errTrailClosed answers RecordSync after Close.
+var errTrailClosed = errors.New("audit trail: the writer is closed")
+
+// syncLoop writes RecordSync's events: whatever is queued when a write
+// starts goes in one transaction (up to Batch), so concurrent durable
+// decisions cost one round trip together, not one each.
+func (w *TrailWriter) syncLoop() {
+	defer w.wg.Done()
+	batch := make([]*syncReq, 0, w.opt.Batch)
+	qs := make([]*queued, 0, w.opt.Batch)
+	for {
+		select {
+		case r := <-w.sync:
+			batch = append(batch[:0], r)
+		fill:
+			for len(batch) < w.opt.Batch {
+				select {
+				case r := <-w.sync:
+					batch = append(batch, r)
+				default:
+					break fill
+				}
+			}
+			qs = qs[:0]
+			for _, r := range batch {
+				qs = append(qs, r.q)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), syncWriteTimeout)
+			err := w.write(ctx, qs)
+			cancel()
+			for _, r := range batch {
+				r.err = err
+				close(r.done)
+			}
+		case <-w.done:
+			for {
+				select {
+				case r := <-w.sync:
+					r.err = errTrailClosed
+					close(r.done)
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+// syncWriteTimeout bounds one group commit: its callers' own deadlines
+// differ, and one caller's must not fail the others'.
+const syncWriteTimeout = 30 * time.Second
 
 // Record implements governance.Sink: it copies ev (its byte slices are the
 // request's) into the buffer.
@@ -275,9 +340,24 @@ func (w *TrailWriter) Record(ev *governance.Event) {
 // its own transaction before returning, for decisions that must be on the
 // trail before their answer is sent.
 func (w *TrailWriter) RecordSync(ctx context.Context, ev *governance.Event) error {
-	q := &queued{at: time.Now()}
-	copyEvent(&q.ev, ev)
-	return w.write(ctx, []*queued{q})
+	r := &syncReq{q: &queued{at: time.Now()}, done: make(chan struct{})}
+	copyEvent(&r.q.ev, ev)
+	if w.closed.Load() {
+		return errTrailClosed
+	}
+	select {
+	case w.sync <- r:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-w.done:
+		return errTrailClosed
+	}
+	select {
+	case <-r.done:
+		return r.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func (w *TrailWriter) drop(n int) {
