@@ -5,8 +5,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/duckicelake/duckicelake/catalog/materialize"
 )
 
 // TestDuckLakeCleanupKeepsExportsWhole: DuckDB's own maintenance —
@@ -24,7 +22,7 @@ func TestDuckLakeCleanupKeepsExportsWhole(t *testing.T) {
 		"CALL ducklake_flush_inlined_data('lake')",
 		"INSERT INTO lake.analytics.customers VALUES (6, 'frank@work.net', 'EU', 600)",
 		"CALL ducklake_flush_inlined_data('lake')")
-	m := NewManager(ManagerConfig{Exporter: ev.x, Source: materialize.NewPGSource(ev.lake.Pool, ""), Store: dirPutter{}, Debounce: time.Hour})
+	m := ev.manager(time.Hour)
 	defer m.Close()
 	before := builtExport(t, ev, m)
 	want := emails(t, ev.lake.Duck, before)

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/duckicelake/duckicelake/catalog/materialize"
 	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
@@ -40,7 +39,7 @@ func TestCollectDroppedTable(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now()
 	ev.x.cfg.Now = func() time.Time { return now }
-	m := NewManager(ManagerConfig{Exporter: ev.x, Source: materialize.NewPGSource(ev.lake.Pool, ""), Store: dirPutter{}, Debounce: time.Hour})
+	m := ev.manager(time.Hour)
 	defer m.Close()
 	e := builtExport(t, ev, m)
 	store := objstore.NewDir()
@@ -79,7 +78,7 @@ func TestCollectDroppedTable(t *testing.T) {
 func TestDropTablePurge(t *testing.T) {
 	ev := newEnv(t)
 	ctx := context.Background()
-	m := NewManager(ManagerConfig{Exporter: ev.x, Source: materialize.NewPGSource(ev.lake.Pool, ""), Store: dirPutter{}, Debounce: time.Hour})
+	m := ev.manager(time.Hour)
 	defer m.Close()
 	e := builtExport(t, ev, m)
 	store := objstore.NewDir()

@@ -101,6 +101,12 @@ func (ev *env) planFor(t *testing.T, fileLayer bool) (*plan.Table, plan.Plan) {
 	return pt, plan.Build(st, plan.Principal{Roles: model.NewRoleSet([]string{"actor:human"})}, pt, plan.Options{})
 }
 
+// manager is a Manager over ev's exporter and catalog, writing shadow
+// metadata to local files, with the debounce given.
+func (ev *env) manager(debounce time.Duration) *Manager {
+	return NewManager(ManagerConfig{Exporter: ev.x, Source: materialize.NewPGSource(ev.lake.Pool, ""), Store: dirPutter{}, Debounce: debounce})
+}
+
 func (ev *env) snapshot(t *testing.T) int64 {
 	t.Helper()
 	s, err := ev.lake.Store.Reader().CurrentSnapshot(context.Background())
@@ -264,7 +270,7 @@ func TestManagerRefreshesOnCommit(t *testing.T) {
 	ev := newEnv(t)
 	ctx := context.Background()
 	tb, pl := ev.planFor(t, true)
-	m := NewManager(ManagerConfig{Exporter: ev.x, Source: materialize.NewPGSource(ev.lake.Pool, ""), Store: dirPutter{}, Debounce: 50 * time.Millisecond})
+	m := ev.manager(50 * time.Millisecond)
 	defer m.Close()
 	e, err := m.Ensure(ctx, tb, &pl, ev.snapshot(t))
 	if err != nil {
@@ -343,7 +349,7 @@ func TestRuntimeFailingBodyFailsClosed(t *testing.T) {
 	if pl.Tier != plan.TierAirtight {
 		t.Fatalf("tier = %v, want airtight", pl.Tier)
 	}
-	m := NewManager(ManagerConfig{Exporter: ev.x, Source: materialize.NewPGSource(ev.lake.Pool, ""), Store: dirPutter{}, Debounce: time.Hour})
+	m := ev.manager(time.Hour)
 	defer m.Close()
 	e, err := m.Ensure(ctx, pt, &pl, snap)
 	if err == nil {

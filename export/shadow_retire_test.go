@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/duckicelake/duckicelake/catalog/materialize"
 	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
@@ -19,7 +18,7 @@ func TestShadowFilesOfOldBuildsAreRetired(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now()
 	ev.x.cfg.Now = func() time.Time { return now }
-	m := NewManager(ManagerConfig{Exporter: ev.x, Source: materialize.NewPGSource(ev.lake.Pool, ""), Store: dirPutter{}, Debounce: time.Hour})
+	m := ev.manager(time.Hour)
 	defer m.Close()
 	first := builtExport(t, ev, m)
 	ev.lake.Exec(t, "INSERT INTO lake.analytics.customers VALUES (9, 'ivan@work.net', 'EU', 100)")
