@@ -31,10 +31,16 @@ type Target struct {
 	// Manifests were read before the transaction (ReadManifests); nil
 	// reads them now.
 	Manifests *Manifests
+	// Governor says the committing principal administers governance: only
+	// it may set or remove the governance-owned table property
+	// MaskingDisabledProperty.
+	Governor bool
 }
 
 // plan is a commit's updates, folded into the state they ask for.
 type plan struct {
+	// governed: the updates set or remove MaskingDisabledProperty.
+	governed      bool
 	uuid          string
 	formatVersion int
 	schemas       []*iceberg.Schema // added
@@ -77,6 +83,9 @@ func (c *Catalog) Commit(ctx context.Context, tx pgx.Tx, snap *Snapshot, target 
 	p, err := foldUpdates(req.Updates, target.Base, c.maxFormat)
 	if err != nil {
 		return ducklake.Table{}, err
+	}
+	if p.governed && !target.Governor {
+		return ducklake.Table{}, newError(ErrForbidden, "table property %q: only a governance administrator may set or remove it", MaskingDisabledProperty)
 	}
 	var t ducklake.Table
 	if create {
@@ -343,14 +352,21 @@ func foldUpdates(updates []Update, base *iceberg.TableMetadata, maxFormat int) (
 			p.location = u.Location
 		case ActionSetProperties:
 			for k, v := range u.Updates {
-				if err := checkProperty(k); err != nil {
+				if strings.EqualFold(k, MaskingDisabledProperty) {
+					if v != "true" && v != "false" {
+						return nil, invalid("table property %q: %q is neither true nor false", MaskingDisabledProperty, v)
+					}
+					k, p.governed = MaskingDisabledProperty, true
+				} else if err := checkProperty(k); err != nil {
 					return nil, err
 				}
 				p.props[k] = &v
 			}
 		case ActionRemoveProperties:
 			for _, k := range u.Removals {
-				if err := checkProperty(k); err != nil {
+				if strings.EqualFold(k, MaskingDisabledProperty) {
+					k, p.governed = MaskingDisabledProperty, true
+				} else if err := checkProperty(k); err != nil {
 					return nil, err
 				}
 				p.props[k] = nil

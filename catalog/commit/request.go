@@ -287,6 +287,12 @@ func checkStatisticsFile(raw json.RawMessage, f *iceberg.StatisticsFile, snapsho
 // clients may not set or remove them.
 const reservedPrefix = "duckicelake."
 
+// MaskingDisabledProperty opts a table out of governance's masking views
+// ("true"): the one reserved property a client may set, and only a
+// governance administrator (Target.Governor). A masked principal then
+// reads the table on no DuckLake-direct path rather than raw.
+const MaskingDisabledProperty = "duckicelake.masking-disabled"
+
 func reservedProperty(key string) bool {
 	return strings.HasPrefix(strings.ToLower(key), reservedPrefix)
 }

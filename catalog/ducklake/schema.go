@@ -533,6 +533,17 @@ CREATE TABLE IF NOT EXISTS %[1]s.duckicelake_table_statistics (
 	set_snapshot bigint NOT NULL,
 	PRIMARY KEY (table_id, snapshot_id, kind)
 );`},
+	// The leases of governance's masking schemas (catalog/maskview): which
+	// base namespace and plan-set signature each serves, and until when a
+	// credential told to use it may still be in use.
+	{9, `
+CREATE TABLE IF NOT EXISTS %[1]s.duckicelake_masking_schema (
+	schema_name text PRIMARY KEY,
+	namespace   text NOT NULL,
+	signature   text NOT NULL,
+	created_at  timestamptz NOT NULL DEFAULT now(),
+	expires_at  timestamptz NOT NULL
+);`},
 }
 
 // TxBeginner opens transactions; *pgxpool.Pool satisfies it.

@@ -13,6 +13,7 @@ import (
 	"github.com/duckicelake/duckicelake/catalog/commit"
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/iceberg"
+	"github.com/duckicelake/duckicelake/governance"
 )
 
 // tableChange is one table's part of a commit.
@@ -81,6 +82,7 @@ func (s *Server) commitTables(ctx context.Context, p *Principal, changes []table
 	if err := s.prefetchManifests(ctx, changes); err != nil {
 		return 0, err
 	}
+	governor := s.gov != nil && s.principalAllows(p, governance.ActionAdminGovernance, "")
 	return s.commitDDL(ctx, p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
 		snap := &commit.Snapshot{ID: next, Head: cur.ID, SchemaVersion: cur.SchemaVersion,
 			NextCatalogID: cur.NextCatalogID, NextFileID: cur.NextFileID}
@@ -90,12 +92,13 @@ func (s *Server) commitTables(ctx context.Context, p *Principal, changes []table
 			if err != nil {
 				return change{}, err
 			}
+			target.Governor = governor
 			if _, err := s.commits.Commit(ctx, tx, snap, target, c.req); err != nil {
 				return change{}, commitError(err)
 			}
 		}
-		return change{changes: snap.Changes(), catalogIDs: snap.NextCatalogID - cur.NextCatalogID,
-			fileIDs: snap.NextFileID - cur.NextFileID, dataOnly: !snap.SchemaChanged()}, nil
+		return change{Changes: snap.Changes(), CatalogIDs: snap.NextCatalogID - cur.NextCatalogID,
+			FileIDs: snap.NextFileID - cur.NextFileID, DataOnly: !snap.SchemaChanged()}, nil
 	})
 }
 

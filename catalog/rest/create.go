@@ -49,7 +49,7 @@ func (s *Server) createTable(r *request) error {
 		if _, err := s.commits.CreateTable(ctx, tx, snap, ns, &req); err != nil {
 			return change{}, commitError(err)
 		}
-		return change{changes: snap.Changes(), catalogIDs: snap.NextCatalogID - cur.NextCatalogID}, nil
+		return change{Changes: snap.Changes(), CatalogIDs: snap.NextCatalogID - cur.NextCatalogID}, nil
 	})
 	if err != nil {
 		return err

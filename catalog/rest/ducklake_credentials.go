@@ -1,16 +1,23 @@
 package rest
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
 
+	"github.com/duckicelake/duckicelake/catalog/commit"
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
+	"github.com/duckicelake/duckicelake/catalog/maskview"
 	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/governance/pgaccess"
+	"github.com/duckicelake/duckicelake/governance/plan"
 	"github.com/duckicelake/duckicelake/governance/sqltext"
 	"github.com/duckicelake/duckicelake/internal/creds"
 	"github.com/duckicelake/duckicelake/internal/duckenv"
@@ -54,13 +61,18 @@ type ducklakeCredentials struct {
 	// LoadCredentials has it.
 	StorageCredentials []storageCredential `json:"storage-credentials"`
 	// Tables are the tables the role sees, and Restricted those of them it
-	// sees without their rows (masked or filtered for this principal: no
-	// masking view serves them on this path yet, so their base rows stay
-	// hidden rather than served raw).
+	// sees without their rows (masked or filtered for this principal with
+	// no masking view to serve them — the airtight tier, a table whose
+	// masking views are disabled — so their base rows stay hidden rather
+	// than served raw). MaskedViews are the masking views (schema.table)
+	// the principal reads the other governed tables through.
 	Tables      []string `json:"tables"`
 	Restricted  []string `json:"restricted_tables"`
 	MaskedViews []string `json:"masked_views"`
-	Enforcement string   `json:"enforcement"`
+	// MaskingSchema holds the masking views (post_attach_sql puts it
+	// first on the search path); absent when no table is masked by view.
+	MaskingSchema string `json:"masking_schema,omitempty"`
+	Enforcement   string `json:"enforcement"`
 }
 
 // directAlias is the attach alias the statements use.
@@ -155,8 +167,9 @@ func (s *Server) vendDirect(r *request, p *governance.Principal, args *fasthttp.
 	out := &ducklakeCredentials{Alias: directAlias, DataPath: s.dataPath, Tables: []string{}, Restricted: []string{},
 		MaskedViews: []string{}, PostAttachSQL: []string{}, StorageCredentials: []storageCredential{}, Enforcement: "row-level-security"}
 	var grants []pgaccess.TableAccess
+	views := maskview.Set{Namespace: r.ns}
 	for _, t := range scope {
-		pl, _, ok, err := s.gov.Engine.PlanTable(r.ctx, p, r.ns, t.Name)
+		pl, pt, ok, err := s.gov.Engine.PlanTable(r.ctx, p, r.ns, t.Name)
 		if err != nil {
 			s.log.Error("governance: plan failed; no DuckLake-direct vend", zap.String("table", r.ns+"."+t.Name), zap.Error(err))
 			return nil, errGovernanceUnavailable
@@ -170,9 +183,22 @@ func (s *Server) vendDirect(r *request, p *governance.Principal, args *fasthttp.
 			}
 			continue
 		}
-		// A table governed for this principal keeps its base rows hidden:
-		// served raw it would skip the masks and filters.
+		// A governed table in the cooperative tier is read through its
+		// masking view, which DuckDB runs over the base rows: the reader
+		// sees those (a qualified base name reads them raw — the tier's
+		// boundary). Any other governed table keeps its base rows hidden:
+		// served raw they would skip the masks and filters.
 		files := !pl.Governed()
+		if pl.Governed() && pl.Tier == plan.TierCooperative && s.gov.MaskViews != nil {
+			disabled, err := s.maskingDisabled(r.ctx, t.ID)
+			if err != nil {
+				return nil, err
+			}
+			if !disabled {
+				views.Add(maskview.View{Table: t.Name, SQL: maskingViewSQL(&pl, pt, r.ns)})
+				files = true
+			}
+		}
 		grants = append(grants, pgaccess.TableAccess{TableID: t.ID, Files: files})
 		out.Tables = append(out.Tables, r.ns+"."+t.Name)
 		if !files {
@@ -217,6 +243,26 @@ func (s *Server) vendDirect(r *request, p *governance.Principal, args *fasthttp.
 		return nil, err
 	}
 	out.PostAttachSQL = append(out.PostAttachSQL, "USE "+sqltext.MustIdent(directAlias)+"."+sqltext.MustIdent(r.ns))
+	if len(views.Views) > 0 {
+		// The masking schema first on the search path (USE resets it, so
+		// after it): an unqualified name finds the masking view of a
+		// governed table and the base table of any other.
+		masked, err := s.gov.MaskViews.Ensure(r.ctx, &views, exp)
+		if err != nil {
+			s.log.Error("masking views: not written; no DuckLake-direct vend", zap.String("namespace", r.ns), zap.Error(err))
+			return nil, errorf(fasthttp.StatusServiceUnavailable, TypeServiceUnavailable, "the masking views could not be written; no credential was vended; retry")
+		}
+		for _, v := range views.Views {
+			out.MaskedViews = append(out.MaskedViews, masked+"."+v.Table)
+		}
+		out.MaskingSchema = masked
+		path, err := sqltext.String(sqltext.MustIdent(directAlias) + "." + sqltext.MustIdent(masked) + "," +
+			sqltext.MustIdent(directAlias) + "." + sqltext.MustIdent(r.ns))
+		if err != nil {
+			return nil, badRequest("namespace %q cannot be put on a search path", r.ns)
+		}
+		out.PostAttachSQL = append(out.PostAttachSQL, "SET search_path = "+path)
+	}
 
 	// The gateway credential: read-only, the table's path (its masked
 	// copy's for a principal held to it) or the namespace's.
@@ -266,4 +312,28 @@ func (s *Server) auditDirect(r *request, p *governance.Principal, out *ducklakeC
 		return err
 	}
 	return nil
+}
+
+// maskingViewSQL is the masking view's SELECT for plan pl of table pt in
+// namespace ns, over the base table in whatever catalog the reader
+// attached (maskview.CatalogRef).
+func maskingViewSQL(pl *plan.Plan, pt *plan.Table, ns string) string {
+	return pl.SelectFrom(pt, maskview.CatalogRef+"."+sqltext.MustIdent(ns)+"."+sqltext.MustIdent(pt.Name))
+}
+
+// tablePropertyTable holds table properties, commit.MaskingDisabledProperty
+// among them.
+const tablePropertyTable = "duckicelake_table_property"
+
+// maskingDisabled reports whether table id has masking views switched off.
+func (s *Server) maskingDisabled(ctx context.Context, id int64) (bool, error) {
+	var v string
+	err := s.db.QueryRow(ctx, `SELECT value FROM `+s.t(tablePropertyTable)+` WHERE table_id = $1 AND key = $2`, id, commit.MaskingDisabledProperty).Scan(&v)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("read %s of table %d: %w", commit.MaskingDisabledProperty, id, err)
+	}
+	return strings.EqualFold(strings.TrimSpace(v), "true"), nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/duckicelake/duckicelake/catalog/maskview"
 	"github.com/duckicelake/duckicelake/export"
 	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/governance/admin"
@@ -38,6 +39,10 @@ type Governance struct {
 	FailClosed bool
 	// Direct vends DuckLake-direct reader roles; nil refuses the vends.
 	Direct *DuckLakeDirect
+	// MaskViews writes the masking views DuckDB executes (the cooperative
+	// tier on the DuckLake-direct path and the REST views API); nil: none,
+	// and governed tables keep their base rows hidden from reader roles.
+	MaskViews *maskview.Manager
 }
 
 // changed makes this process enforce a change at once; the others learn of

@@ -266,7 +266,7 @@ func (s *Server) createNamespace(r *request) error {
 				return change{}, fmt.Errorf("insert namespace property: %w", err)
 			}
 		}
-		return change{changes: "created_schema:" + quoteName(name), catalogIDs: 1}, nil
+		return change{Changes: "created_schema:" + quoteName(name), CatalogIDs: 1}, nil
 	})
 	if err != nil {
 		return err
@@ -318,7 +318,7 @@ func (s *Server) dropNamespace(r *request) error {
 		if _, err := tx.Exec(ctx, `DELETE FROM `+s.t(namespacePropertyTable)+` WHERE schema_id = $1`, sc.ID); err != nil {
 			return change{}, fmt.Errorf("drop namespace properties: %w", err)
 		}
-		return change{changes: fmt.Sprintf("dropped_schema:%d", sc.ID)}, nil
+		return change{Changes: fmt.Sprintf("dropped_schema:%d", sc.ID)}, nil
 	})
 	if err != nil {
 		return err

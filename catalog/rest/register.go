@@ -93,8 +93,8 @@ func (s *Server) registerTable(r *request) error {
 		if _, err := s.commits.Register(ctx, tx, snap, ns, req.Name, reg); err != nil {
 			return change{}, commitError(err)
 		}
-		return change{changes: snap.Changes(), catalogIDs: snap.NextCatalogID - cur.NextCatalogID,
-			fileIDs: snap.NextFileID - cur.NextFileID}, nil
+		return change{Changes: snap.Changes(), CatalogIDs: snap.NextCatalogID - cur.NextCatalogID,
+			FileIDs: snap.NextFileID - cur.NextFileID}, nil
 	})
 	if err != nil {
 		return err
@@ -205,7 +205,7 @@ func (s *Server) registerView(r *request) error {
 		if err := s.putViewMetadata(ctx, tx, id, loc, md, metadataFileNumber(loc), sql); err != nil {
 			return change{}, err
 		}
-		return change{changes: "created_view:" + quoteName(r.ns) + "." + quoteName(req.Name), catalogIDs: 1}, nil
+		return change{Changes: "created_view:" + quoteName(r.ns) + "." + quoteName(req.Name), CatalogIDs: 1}, nil
 	})
 	if err != nil {
 		return err

@@ -85,6 +85,7 @@ type Server struct {
 	cfg     Config
 	db      DB
 	reader  *ducklake.Reader
+	writer  *ducklake.Writer
 	mat     Materializer
 	keyring *creds.Keyring
 	signer  *remoteSigner // nil: remote signing is not configured
@@ -129,6 +130,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		cfg:     cfg,
 		db:      deps.DB,
 		reader:  ducklake.NewReader(deps.DB, cfg.Schema),
+		writer:  ducklake.NewWriter(deps.DB, cfg.Schema),
 		mat:     deps.Materializer,
 		keyring: deps.Keyring,
 		objects: deps.Objects,

@@ -90,7 +90,7 @@ func (s *Server) dropTable(r *request) error {
 		if err := s.commits.DropStatistics(ctx, tx, t.ID); err != nil {
 			return change{}, fmt.Errorf("drop table %q: %w", r.table, err)
 		}
-		return change{changes: fmt.Sprintf("dropped_table:%d", t.ID)}, nil
+		return change{Changes: fmt.Sprintf("dropped_table:%d", t.ID)}, nil
 	})
 	if err != nil {
 		return err
@@ -293,7 +293,7 @@ func (s *Server) renameTable(r *request) error {
 			next, cur.SchemaVersion+1, t.ID); err != nil {
 			return change{}, fmt.Errorf("rename table: schema version: %w", err)
 		}
-		return change{changes: "created_table:" + quoteName(dstNS) + "." + quoteName(dst)}, nil
+		return change{Changes: "created_table:" + quoteName(dstNS) + "." + quoteName(dst)}, nil
 	})
 	if err != nil {
 		return err

@@ -435,7 +435,7 @@ func (s *Server) createView(r *request) error {
 		if err := s.writeViewFile(ctx, nsPath, loc, md); err != nil {
 			return change{}, err
 		}
-		return change{changes: "created_view:" + quoteName(r.ns) + "." + quoteName(req.Name), catalogIDs: 1}, nil
+		return change{Changes: "created_view:" + quoteName(r.ns) + "." + quoteName(req.Name), CatalogIDs: 1}, nil
 	})
 	if err != nil {
 		return err
@@ -613,7 +613,7 @@ func (s *Server) replaceView(r *request, name string) error {
 		if err := s.writeViewFile(ctx, v.NSPath, loc, md); err != nil {
 			return change{}, err
 		}
-		return change{changes: fmt.Sprintf("altered_view:%d", v.ID)}, nil
+		return change{Changes: fmt.Sprintf("altered_view:%d", v.ID)}, nil
 	})
 	if err != nil {
 		return err
@@ -643,7 +643,7 @@ func (s *Server) dropView(r *request, name string) error {
 		if _, err := tx.Exec(ctx, `DELETE FROM `+s.t(viewMetadataTable)+` WHERE view_id = $1`, v.ID); err != nil {
 			return change{}, fmt.Errorf("drop view %q: metadata: %w", name, err)
 		}
-		return change{changes: fmt.Sprintf("dropped_view:%d", v.ID)}, nil
+		return change{Changes: fmt.Sprintf("dropped_view:%d", v.ID)}, nil
 	})
 	if err != nil {
 		return err
@@ -688,7 +688,7 @@ func (s *Server) renameView(r *request) error {
 			WHERE view_id = $2 AND end_snapshot = $1`, next, v.ID, dsc.ID, dst); err != nil {
 			return change{}, fmt.Errorf("rename view: insert %q: %w", dst, err)
 		}
-		return change{changes: "created_view:" + quoteName(dstNS) + "." + quoteName(dst)}, nil
+		return change{Changes: "created_view:" + quoteName(dstNS) + "." + quoteName(dst)}, nil
 	})
 	if err != nil {
 		return err

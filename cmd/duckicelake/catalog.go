@@ -24,6 +24,7 @@ import (
 	"github.com/duckicelake/duckicelake/catalog/commit"
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/eager"
+	"github.com/duckicelake/duckicelake/catalog/maskview"
 	"github.com/duckicelake/duckicelake/catalog/materialize"
 	"github.com/duckicelake/duckicelake/catalog/rest"
 	"github.com/duckicelake/duckicelake/catalog/revoke"
@@ -50,6 +51,8 @@ type catalogService struct {
 	pool *pgxpool.Pool
 	// direct vends DuckLake-direct reader roles (governance/pgaccess).
 	direct *pgaccess.Access
+	// masks writes and sweeps the masking views (catalog/maskview).
+	masks *maskview.Manager
 	// authz is governance's Authorizer, which the gateway asks too.
 	authz *engine.Engine
 	// index maps S3 keys to tables, for the authorizer.
@@ -191,7 +194,8 @@ func openCatalog(ctx context.Context, cfg *config.Config, gatewayURL string, key
 		Authorizer:   c.authz,
 		Governance: &rest.Governance{Engine: c.authz, Admin: admin.New(c.gov, c.check), Store: c.gov,
 			Exports: c.exports, FailClosed: cfg.Governance.FailClosed,
-			Direct: &rest.DuckLakeDirect{Access: c.direct, OwnerDSN: string(cc.DSN), TTL: cc.VendTTL}},
+			Direct:    &rest.DuckLakeDirect{Access: c.direct, OwnerDSN: string(cc.DSN), TTL: cc.VendTTL},
+			MaskViews: c.masks},
 		// The catalog's events (token requests included) go where the gateway's do: the JSON audit
 		// log and the Postgres trail (read decisions written synchronously).
 		Audit:   governance.Tee(audit, c.trail),

@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/duckicelake/duckicelake/catalog/maskview"
 	"github.com/duckicelake/duckicelake/catalog/materialize"
 	"github.com/duckicelake/duckicelake/catalog/rest"
 	"github.com/duckicelake/duckicelake/export"
@@ -68,6 +69,9 @@ func (c *catalogService) openGovernance(ctx context.Context, cfg *config.Config,
 	c.trail = c.gov.NewTrailWriter(store.TrailOptions{Buffer: cfg.Governance.AuditBuffer, Logger: c.log,
 		OnWrite: func(n int) { c.auditWritten.Add(int64(n)) }, OnDrop: func(n int) { c.auditDropped.Add(int64(n)) }})
 	if c.direct, err = pgaccess.New(ctx, c.pool, pgaccess.Config{Schema: c.schema, Logger: c.log}); err != nil {
+		return err
+	}
+	if c.masks, err = maskview.Open(ctx, c.pool, c.schema, c.log); err != nil {
 		return err
 	}
 	// Every process arms at start; one that cannot (its role does not own
@@ -171,7 +175,8 @@ func (c *catalogService) sweep(ctx context.Context, cfg *config.Config) {
 	}
 }
 
-// sweepReaders drops expired DuckLake-direct reader roles every interval.
+// sweepReaders drops expired DuckLake-direct reader roles, and masking
+// schemas whose leases ended, every interval.
 // Every process sweeps; a role another dropped first is skipped.
 func (c *catalogService) sweepReaders(ctx context.Context, interval time.Duration) {
 	every(ctx, interval, func(ctx context.Context) {
@@ -179,6 +184,16 @@ func (c *catalogService) sweepReaders(ctx context.Context, interval time.Duratio
 			c.log.Warn("DuckLake-direct: sweep of expired reader roles", zap.Error(err))
 		} else if n > 0 {
 			c.log.Info("DuckLake-direct: expired reader roles dropped", zap.Int("roles", n))
+		}
+		// A ducklake_* table DuckDB made since (an inlined-deletion table
+		// of the first small DELETE) is armed now, not at the next vend,
+		// so open reader sessions keep reading.
+		if err := c.direct.Ensure(ctx); err != nil {
+			c.log.Warn("DuckLake-direct: row-level security check", zap.Error(err))
+		}
+		// Masking schemas whose every credential has expired.
+		if _, err := c.masks.Sweep(ctx, time.Now()); err != nil {
+			c.log.Warn("masking views: sweep of expired masking schemas", zap.Error(err))
 		}
 	})
 }

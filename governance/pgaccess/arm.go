@@ -37,9 +37,31 @@ const (
 	// table_id to police), and a reader told they exist would fail its
 	// scans on them, so it is told of none and reads the Parquet files.
 	classNoRows
+	// classInlinedDelete: ducklake_inlined_delete_<table id>, the row
+	// positions DuckDB deleted from that table's files without writing a
+	// delete file. No values, and a reader needs them to read the table
+	// right: granted, its rows policed like file rows by the id in its name.
+	classInlinedDelete
 	// classUnknown: no table_id and not known: the vend fails closed.
 	classUnknown
 )
+
+// inlinedDeletePrefix names the per-table inlined-deletion tables.
+const inlinedDeletePrefix = "ducklake_inlined_delete_"
+
+// inlinedDeleteTable is the table id in an inlined-deletion table's name.
+func inlinedDeleteTable(name string) (string, bool) {
+	id, ok := strings.CutPrefix(name, inlinedDeletePrefix)
+	if !ok || id == "" || len(id) > 19 {
+		return "", false
+	}
+	for _, c := range id {
+		if c < '0' || c > '9' {
+			return "", false
+		}
+	}
+	return id, true
+}
 
 // known are the DuckLake 1.0 tables whose exposure is not just "rows of
 // visible tables". Any other ducklake_* table with a table_id column is
@@ -73,8 +95,11 @@ func classify(name string, hasTableID bool) class {
 	if c, ok := known[name]; ok {
 		return c
 	}
-	// Inlined rows and inlined deletions: one table per DuckLake table and
-	// schema version, raw values with no table_id to police.
+	if _, ok := inlinedDeleteTable(name); ok {
+		return classInlinedDelete
+	}
+	// Inlined rows: one table per DuckLake table and schema version, raw
+	// values with no table_id to police.
 	if strings.HasPrefix(name, "ducklake_inlined_") {
 		return classExcluded
 	}
@@ -266,6 +291,9 @@ func (a *Access) tableSQL(t *catalogTable) []string {
 		using = `table_id IS NULL OR table_id IN (SELECT ` + a.t(fnTables) + `())`
 	case classFiles:
 		using = `table_id IN (SELECT ` + a.t(fnFiles) + `())`
+	case classInlinedDelete:
+		id, _ := inlinedDeleteTable(t.name)
+		using = id + ` IN (SELECT ` + a.t(fnFiles) + `())`
 	case classTag:
 		using = `object_id NOT IN (SELECT ` + a.t(fnHidden) + `())`
 	case classNoRows:

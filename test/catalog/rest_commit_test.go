@@ -375,15 +375,20 @@ func TestCommitRequirements(t *testing.T) {
 		code    int
 		errType string
 	}{
-		"reserved property":     {setProps("duckicelake.format-version", "3"), 403, "ForbiddenException"},
-		"remove reserved":       {map[string]any{"action": "remove-properties", "removals": []string{"duckicelake.x"}}, 403, "ForbiddenException"},
-		"set-location":          {map[string]any{"action": "set-location", "location": "s3://lake/elsewhere"}, 406, "UnsupportedOperationException"},
-		"remove current":        {map[string]any{"action": "remove-snapshots", "snapshot-ids": []int64{main}}, 400, "BadRequestException"},
-		"upgrade to 4":          {map[string]any{"action": "upgrade-format-version", "format-version": 4}, 406, "UnsupportedOperationException"},
-		"rollback main":         {map[string]any{"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": main - 1}, 406, "UnsupportedOperationException"},
-		"unknown action":        {map[string]any{"action": "make-it-so"}, 400, "BadRequestException"},
-		"void transform":        {map[string]any{"action": "add-spec", "spec": map[string]any{"fields": []any{map[string]any{"source-id": 1, "field-id": 1000, "name": "v", "transform": "void"}}}}, 406, "UnsupportedOperationException"},
-		"manifest list outside": {map[string]any{"action": "add-snapshot", "snapshot": map[string]any{"snapshot-id": 5, "timestamp-ms": 1, "manifest-list": "s3://lake/data/hr/x/snap.avro", "summary": map[string]string{"operation": "append"}}}, 403, "ForbiddenException"},
+		"reserved property": {setProps("duckicelake.format-version", "3"), 403, "ForbiddenException"},
+		"remove reserved":   {map[string]any{"action": "remove-properties", "removals": []string{"duckicelake.x"}}, 403, "ForbiddenException"},
+		// Only a governance administrator opts a table out of masking views
+		// (this catalog runs no governance: nobody is one).
+		"masking opt-out":        {setProps("duckicelake.masking-disabled", "true"), 403, "ForbiddenException"},
+		"masking opt-out, case":  {setProps("DuckIceLake.Masking-Disabled", "true"), 403, "ForbiddenException"},
+		"remove masking opt-out": {map[string]any{"action": "remove-properties", "removals": []string{"duckicelake.masking-disabled"}}, 403, "ForbiddenException"},
+		"set-location":           {map[string]any{"action": "set-location", "location": "s3://lake/elsewhere"}, 406, "UnsupportedOperationException"},
+		"remove current":         {map[string]any{"action": "remove-snapshots", "snapshot-ids": []int64{main}}, 400, "BadRequestException"},
+		"upgrade to 4":           {map[string]any{"action": "upgrade-format-version", "format-version": 4}, 406, "UnsupportedOperationException"},
+		"rollback main":          {map[string]any{"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": main - 1}, 406, "UnsupportedOperationException"},
+		"unknown action":         {map[string]any{"action": "make-it-so"}, 400, "BadRequestException"},
+		"void transform":         {map[string]any{"action": "add-spec", "spec": map[string]any{"fields": []any{map[string]any{"source-id": 1, "field-id": 1000, "name": "v", "transform": "void"}}}}, 406, "UnsupportedOperationException"},
+		"manifest list outside":  {map[string]any{"action": "add-snapshot", "snapshot": map[string]any{"snapshot-id": 5, "timestamp-ms": 1, "manifest-list": "s3://lake/data/hr/x/snap.avro", "summary": map[string]string{"operation": "append"}}}, 403, "ForbiddenException"},
 	} {
 		before := env.snapshotCount(t)
 		updates := []map[string]any{c.update}

@@ -5,10 +5,10 @@ come, and psql logs in as the vended reader role.
 
 What this shows: a fresh Postgres reader role per vend whose row-level
 security hides an allowlisted table from the ungranted in every ducklake_*
-table, whose base rows of a table masked for the principal stay hidden (no
-masking view serves them on this path yet, so they are never served raw),
-that cannot write or read the excluded tables; refused write vends; the
-audit trail.
+table, which reads a table masked for it through a masking view by unqualified
+name (the cooperative tier; the base name reads raw, its boundary), whose
+views rotate with the policy, that cannot write or read the excluded
+tables; refused write vends; the audit trail.
 """
 
 from __future__ import annotations
@@ -57,18 +57,44 @@ def test_ducklake_direct_vend(gov: Gov):
     assert bob["role"].startswith("duckicelake_p_bob_") and "password=" in bob["dsn"]
     assert "READ_ONLY" in bob["attach"] and bob["storage-credentials"], bob
     assert f"{NS}.orders" not in bob["tables"], "an allowlisted table listed for the ungranted"
-    assert f"{NS}.customers" in bob["restricted_tables"]
+    # customers is masked for bob (cooperative tier): read through a
+    # masking view in a schema post_attach_sql puts first on the search
+    # path, with its base rows visible to the view.
+    schema = bob["masking_schema"]
+    assert schema.startswith("__mask_") and bob["masked_views"] == [f"{schema}.customers"], bob
+    assert f"{NS}.customers" not in bob["restricted_tables"], bob
+    assert any(q.startswith("SET search_path") and schema in q for q in bob["post_attach_sql"]), bob
 
     con = attach(bob)
-    # Unqualified names resolve in the vend's namespace (post_attach_sql).
-    # customers is masked for bob: its base rows stay hidden on this path.
-    assert con.execute("SELECT count(*) FROM customers").fetchone()[0] == 0
+    masked = sorted(c[1][:2] + "***" for c in CUSTOMERS)
+    # Unqualified names: transparent masking, the client changed nothing.
+    assert sorted(r[0] for r in con.execute("SELECT email FROM customers").fetchall()) == masked
+    assert con.execute("SELECT count(*) FROM customers WHERE email LIKE '%@%'").fetchone()[0] == 0
+    # The cooperative tier's boundary (README): the qualified base name
+    # reads raw.
+    assert sorted(r[0] for r in con.execute(f"SELECT email FROM lake.{NS}.customers").fetchall()) == sorted(c[1] for c in CUSTOMERS)
     tables = {r[0] for r in con.execute(f"SELECT table_name FROM duckdb_tables() WHERE database_name = 'lake'").fetchall()}
     assert "orders" not in tables and "customers" in tables
     with pytest.raises(duckdb.Error):
         con.execute(f"SELECT * FROM lake.{NS}.orders")
     with pytest.raises(duckdb.Error):
         con.execute("INSERT INTO customers VALUES (9, 'x@y', 'EU', 1)")
+
+    # The owner's INSERT after the vend shows, masked, in the open session.
+    prefix = g.lake.data_path.split("://", 1)[1].split("/", 1)[1]
+    owner = g.lake.duckdb(g.lake.mint(f"{g.lake.bucket}:{prefix}:rw", principal="gov-writer"))
+    owner.execute(f"INSERT INTO l.{NS}.customers VALUES (5, 'erin@corp.org', 'EU', 100)")
+    owner.execute("CALL ducklake_flush_inlined_data('l')")  # reader roles never see inlined rows
+    t0 = time.monotonic()
+    try:
+        while "er***" not in {r[0] for r in con.execute("SELECT email FROM customers").fetchall()}:
+            assert time.monotonic() - t0 < 10, "the owner's insert never showed in the open session"
+            time.sleep(0.05)
+        print(f"owner insert visible, masked, in the open session after {time.monotonic() - t0:.3f}s")
+    finally:
+        owner.execute(f"DELETE FROM l.{NS}.customers WHERE id = 5")
+        owner.execute("CALL ducklake_flush_inlined_data('l')")
+        owner.close()
     con.close()
 
     # alice bypasses the mask: cleartext, through the gateway with the
@@ -92,7 +118,7 @@ def test_ducklake_direct_vend(gov: Gov):
     dsn = bob["dsn"]
     for q in ("SELECT count(*) FROM ducklake_table WHERE table_name = 'orders'",
               "SELECT count(*) FROM ducklake_column c JOIN ducklake_table t USING (table_id) WHERE t.table_name = 'orders'",
-              "SELECT count(*) FROM ducklake_data_file f JOIN ducklake_table t USING (table_id) WHERE t.table_name IN ('orders', 'customers')"):
+              "SELECT count(*) FROM ducklake_data_file f JOIN ducklake_table t USING (table_id) WHERE t.table_name = 'orders'"):
         r = psql(dsn, q)
         assert r.returncode == 0 and r.stdout.strip() == "0", (q, r.stdout, r.stderr)
     for q in ("SELECT * FROM ducklake_snapshot_changes", "SELECT * FROM ducklake_files_scheduled_for_deletion",
@@ -143,3 +169,58 @@ def test_ducklake_direct_refusals(gov: Gov):
             break
         assert time.monotonic() < deadline, audit
         time.sleep(0.2)
+
+
+def set_props(g: Gov, who: str, table: str, updates: dict | None = None, removals: list | None = None):
+    u = {"action": "set-properties", "updates": updates} if updates is not None else {"action": "remove-properties", "removals": removals}
+    return g.call(who, "POST", f"/v1/lake/namespaces/{NS}/tables/{table}", {"requirements": [], "updates": [u]})
+
+
+def test_ducklake_direct_masking_views_rotate_and_opt_out(gov: Gov):
+    g = gov
+    seeds_example(g, file_layer=False)
+    st, first = vend(g, "bob")
+    assert st == 200 and first["masking_schema"], first
+    old = attach(first)
+    assert sorted(r[0] for r in old.execute("SELECT email FROM customers").fetchall()) == sorted(c[1][:2] + "***" for c in CUSTOMERS)
+
+    # A new mask body rotates the signature: the next vend gets a new
+    # masking schema; the open session keeps its views (they go once every
+    # credential told to use them has expired).
+    g.author("masking-policies", {"name": "mask_email", "signature": "(val VARCHAR)", "body": "'redacted'",
+                                  "unmasked-roles": ["pii_reader"], "file-layer-masking": False})
+    st, second = vend(g, "bob")
+    assert st == 200 and second["masking_schema"] and second["masking_schema"] != first["masking_schema"], (first, second)
+    new = attach(second)
+    assert {r[0] for r in new.execute("SELECT email FROM customers").fetchall()} == {"redacted"}
+    assert sorted(r[0] for r in old.execute("SELECT email FROM customers").fetchall()) == sorted(c[1][:2] + "***" for c in CUSTOMERS)
+    new.close()
+    old.close()
+
+    # The opt-out: a writer that is no governance administrator may not
+    # set it; the admin may. Opted out, bob is served no masking view and
+    # no base rows (restricted), never raw.
+    st, out = set_props(g, "wes", "customers", {"duckicelake.masking-disabled": "true"})
+    assert st == 403 and "governance administrator" in out["error"]["message"], out
+    st, out = set_props(g, "admin", "customers", {"duckicelake.masking-disabled": "true"})
+    assert st == 200, out
+    try:
+        st, off = vend(g, "bob")
+        assert st == 200 and f"{NS}.customers" in off["restricted_tables"] and not off.get("masking_schema"), off
+        con = attach(off)
+        assert con.execute("SELECT count(*) FROM customers").fetchone()[0] == 0
+        con.close()
+    finally:
+        st, out = set_props(g, "admin", "customers", removals=["duckicelake.masking-disabled"])
+        assert st == 200, out
+    st, back = vend(g, "bob")
+    assert st == 200 and back["masking_schema"] == second["masking_schema"], back
+
+    # The airtight tier has no masking view on this path yet: base rows
+    # stay hidden (issue 12 serves the masked copy there).
+    g.author("masking-policies", {"name": "mask_email", "signature": "(val VARCHAR)", "body": "left(val, 2) || '***'",
+                                  "unmasked-roles": ["pii_reader"], "file-layer-masking": True})
+    st, air = vend(g, "bob")
+    assert st == 200 and f"{NS}.customers" in air["restricted_tables"] and not air.get("masking_schema"), air
+    g.author("masking-policies", {"name": "mask_email", "signature": "(val VARCHAR)", "body": "left(val, 2) || '***'",
+                                  "unmasked-roles": ["pii_reader"], "file-layer-masking": False})

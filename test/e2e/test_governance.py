@@ -24,7 +24,7 @@ import duckdb_ext
 from lakestack import Lake, RestClient
 
 NS = "gov_analytics"
-SECRETS = {who: secrets.token_hex(12) for who in ("admin", "bob", "alice", "ann")}
+SECRETS = {who: secrets.token_hex(12) for who in ("admin", "bob", "alice", "ann", "wes")}
 
 CUSTOMERS = [
     (1, "alice@example.com", "EU", 2400),
@@ -44,6 +44,7 @@ def gov(lake: Lake):
         f"bob:{SECRETS['bob']}|ns:{NS}:r",
         f"alice:{SECRETS['alice']}|ns:{NS}:r",
         f"ann:{SECRETS['ann']}|ns:{NS}:r",
+        f"wes:{SECRETS['wes']}|ns:{NS}:rw",  # a writer, not a governance admin
     ])
     # The masked copies are written by serve's embedded DuckDB, with the
     # venv's extensions.

@@ -1,0 +1,324 @@
+// Package maskview keeps governance's masking views in the DuckLake
+// catalog, where DuckDB executes them: for one namespace and one plan set
+// (what a principal's plans make of the namespace's governed tables), a
+// schema named governance.MaskedNamePrefix + signature holding, under each
+// governed table's own name, a DuckLake view that runs the plan's SELECT —
+// row filters on raw values first, then the masks — over the base table.
+// A DuckDB session whose search_path puts that schema before the table's
+// own reads masked rows by unqualified name; principals whose plans have
+// the same shape share the schema.
+//
+// A schema is written once, as DuckLake rows in one snapshot (the schema
+// row, its view rows, the change list DuckDB would write), and leased: each
+// Ensure extends its lease to the expiry of the credential that was told
+// to use it, recorded in the sidecar duckicelake_masking_schema. A policy
+// or schema change makes a new signature, so the next vend gets a new
+// schema; Sweep drops a schema (its views and schema rows ended in one
+// snapshot) once its lease has run out, so no open session loses the views
+// its search_path names.
+//
+// maskview may import catalog/ducklake, governance (names) and pgx; its
+// callers (catalog/rest) decide which plans go into a set.
+package maskview
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"go.uber.org/zap"
+
+	"github.com/duckicelake/duckicelake/catalog/ducklake"
+	"github.com/duckicelake/duckicelake/governance"
+)
+
+// CatalogRef stands for the attached catalog in a view's SQL: DuckDB's
+// ducklake extension writes it for the alias a view was made under and
+// replaces it with the reader's alias when it binds the view.
+const CatalogRef = "{DUCKLAKE_CATALOG}"
+
+// View is one masking view: the governed table's name and the SELECT that
+// masks it (with CatalogRef for the catalog).
+type View struct {
+	Table string
+	SQL   string
+}
+
+// Set is the masking views of one namespace for one plan shape.
+type Set struct {
+	Namespace string
+	// Views are sorted by table name (Add keeps them so).
+	Views []View
+}
+
+// Add puts v into the set, keeping the views sorted.
+func (s *Set) Add(v View) {
+	i, _ := slices.BinarySearchFunc(s.Views, v.Table, func(a View, t string) int { return strings.Compare(a.Table, t) })
+	s.Views = slices.Insert(s.Views, i, v)
+}
+
+// Signature identifies the set: the namespace and every view's name and
+// SQL (which carries the plan's masks, filters and the columns' names). 16
+// hex digits.
+func (s *Set) Signature() string {
+	h := sha256.New()
+	w := func(p string) {
+		h.Write([]byte(strconv.Itoa(len(p))))
+		h.Write([]byte{':'})
+		h.Write([]byte(p))
+	}
+	w(s.Namespace)
+	for _, v := range s.Views {
+		w(v.Table)
+		w(v.SQL)
+	}
+	sum := h.Sum(nil)
+	return hex.EncodeToString(sum[:8])
+}
+
+// SchemaName is the schema of the set with signature sig.
+func SchemaName(sig string) string { return governance.MaskedNamePrefix + sig }
+
+// Table is the sidecar that leases the masking schemas.
+const Table = "duckicelake_masking_schema"
+
+// DB is what Manager needs from Postgres; *pgxpool.Pool satisfies it.
+type DB interface {
+	ducklake.TxBeginner
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// Manager writes, leases and sweeps the masking schemas of one catalog.
+// Its methods are safe for concurrent use.
+type Manager struct {
+	db     DB
+	writer *ducklake.Writer
+	schema string // quoted Postgres schema of the catalog
+	log    *zap.Logger
+
+	// leased caches the lease each schema is known to hold (schema name →
+	// expiry), so a vend for a set whose schema is written and leased long
+	// enough costs no query.
+	mu     sync.Mutex
+	leased map[string]time.Time
+}
+
+// Open returns the Manager of the catalog in Postgres schema schema ("" =
+// ducklake.DefaultSchema), whose sidecar migrations (ducklake.Migrate)
+// created the lease table.
+func Open(ctx context.Context, db DB, schema string, log *zap.Logger) (*Manager, error) {
+	if schema == "" {
+		schema = ducklake.DefaultSchema
+	}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	m := &Manager{db: db, writer: ducklake.NewWriter(db, schema), schema: pgx.Identifier{schema}.Sanitize(), log: log,
+		leased: map[string]time.Time{}}
+	var ok bool
+	if err := db.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, m.t(Table)).Scan(&ok); err != nil {
+		return nil, fmt.Errorf("maskview: look up %s: %w", Table, err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("maskview: the catalog has no %s: run the sidecar migrations (duckicelake init, or serve at start)", Table)
+	}
+	return m, nil
+}
+
+func (m *Manager) t(name string) string { return m.schema + "." + name }
+
+// leaseSlack is how far past a requested expiry a lease is extended, so
+// vends close together share one write.
+const leaseSlack = 5 * time.Minute
+
+// Ensure makes sure set's schema exists with its views and is leased until
+// at least until, and returns the schema's name. A set without views has
+// no schema ("").
+func (m *Manager) Ensure(ctx context.Context, set *Set, until time.Time) (string, error) {
+	if len(set.Views) == 0 {
+		return "", nil
+	}
+	sig := set.Signature()
+	name := SchemaName(sig)
+	m.mu.Lock()
+	held := m.leased[name]
+	m.mu.Unlock()
+	if !held.Before(until) {
+		return name, nil
+	}
+	lease := until.Add(leaseSlack)
+	// The lease first: a sweep deletes only expired leases, and holds the
+	// row while it drops the schema, so once this returns the schema is
+	// either gone (and written below) or kept.
+	if _, err := m.db.Exec(ctx, `INSERT INTO `+m.t(Table)+` (schema_name, namespace, signature, expires_at) VALUES ($1, $2, $3, $4)
+	ON CONFLICT (schema_name) DO UPDATE SET expires_at = greatest(`+m.t(Table)+`.expires_at, excluded.expires_at)`,
+		name, set.Namespace, sig, lease); err != nil {
+		return "", fmt.Errorf("maskview: lease %s: %w", name, err)
+	}
+	if _, err := m.writer.Commit(ctx, "duckicelake", func(ctx context.Context, tx pgx.Tx, head ducklake.Head, next int64) (ducklake.Edit, error) {
+		return m.create(ctx, tx, head, next, name, set)
+	}); err != nil && !errors.Is(err, errExists) {
+		return "", fmt.Errorf("maskview: write %s: %w", name, err)
+	}
+	m.mu.Lock()
+	if m.leased[name].Before(lease) {
+		m.leased[name] = lease
+	}
+	m.mu.Unlock()
+	return name, nil
+}
+
+// errExists ends a commit that found its schema written: nothing to do.
+var errExists = errors.New("masking schema exists")
+
+// create writes the schema row and its views in snapshot next.
+func (m *Manager) create(ctx context.Context, tx pgx.Tx, head ducklake.Head, next int64, name string, set *Set) (ducklake.Edit, error) {
+	var exists bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+m.t("ducklake_schema")+` WHERE schema_name = $1 AND end_snapshot IS NULL)`, name).Scan(&exists); err != nil {
+		return ducklake.Edit{}, fmt.Errorf("look up schema: %w", err)
+	}
+	if exists {
+		return ducklake.Edit{}, errExists
+	}
+	id := head.NextCatalogID
+	if _, err := tx.Exec(ctx, `INSERT INTO `+m.t("ducklake_schema")+` (schema_id, schema_uuid, begin_snapshot, end_snapshot, schema_name, path, path_is_relative)
+		VALUES ($1, $2::uuid, $3, NULL, $4, $5, true)`, id, newUUID(), next, name, name+"/"); err != nil {
+		return ducklake.Edit{}, fmt.Errorf("insert schema: %w", err)
+	}
+	var changes strings.Builder
+	changes.WriteString("created_schema:")
+	changes.WriteString(ducklake.QuoteName(name))
+	for i, v := range set.Views {
+		if _, err := tx.Exec(ctx, `INSERT INTO `+m.t("ducklake_view")+` (view_id, view_uuid, begin_snapshot, end_snapshot, schema_id, view_name, dialect, sql, column_aliases)
+			VALUES ($1, $2::uuid, $3, NULL, $4, $5, 'duckdb', $6, '')`, id+1+int64(i), newUUID(), next, id, v.Table, v.SQL); err != nil {
+			return ducklake.Edit{}, fmt.Errorf("insert view %q: %w", v.Table, err)
+		}
+		changes.WriteString(",created_view:")
+		changes.WriteString(ducklake.QuoteName(name))
+		changes.WriteByte('.')
+		changes.WriteString(ducklake.QuoteName(v.Table))
+	}
+	return ducklake.Edit{Changes: changes.String(), CatalogIDs: 1 + int64(len(set.Views))}, nil
+}
+
+// Namespace is the base namespace of masking schema name, as its lease
+// records it; ok is false for a name that is not a live masking schema.
+func (m *Manager) Namespace(ctx context.Context, name string) (ns string, ok bool, err error) {
+	err = m.db.QueryRow(ctx, `SELECT namespace FROM `+m.t(Table)+` WHERE schema_name = $1`, name).Scan(&ns)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return "", false, nil
+	case err != nil:
+		return "", false, fmt.Errorf("maskview: look up %s: %w", name, err)
+	}
+	return ns, true, nil
+}
+
+// Sweep drops the masking schemas whose lease ended before now, each with
+// its views, in one snapshot, and returns how many it dropped. Masking
+// schemas with no lease at all (a lost sidecar row, a crash between the
+// write and the lease) are dropped too: nothing vends them.
+func (m *Manager) Sweep(ctx context.Context, now time.Time) (int, error) {
+	var n int
+	err := m.db.QueryRow(ctx, `SELECT count(*) FROM `+m.t("ducklake_schema")+` s
+	LEFT JOIN `+m.t(Table)+` l ON l.schema_name = s.schema_name
+	WHERE s.end_snapshot IS NULL AND s.schema_name LIKE $1 AND (l.schema_name IS NULL OR l.expires_at < $2)`,
+		likePrefix(governance.MaskedNamePrefix), now).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("maskview: find expired schemas: %w", err)
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	dropped := 0
+	_, err = m.writer.Commit(ctx, "duckicelake", func(ctx context.Context, tx pgx.Tx, head ducklake.Head, next int64) (ducklake.Edit, error) {
+		dropped = 0
+		// Lock the leases first: an Ensure extending one waits, then
+		// finds the schema gone and writes it anew.
+		if _, err := tx.Exec(ctx, `DELETE FROM `+m.t(Table)+` WHERE expires_at < $1`, now); err != nil {
+			return ducklake.Edit{}, fmt.Errorf("end leases: %w", err)
+		}
+		rows, err := tx.Query(ctx, `SELECT s.schema_id, s.schema_name FROM `+m.t("ducklake_schema")+` s
+		WHERE s.end_snapshot IS NULL AND s.schema_name LIKE $1
+		AND NOT EXISTS (SELECT 1 FROM `+m.t(Table)+` l WHERE l.schema_name = s.schema_name)`, likePrefix(governance.MaskedNamePrefix))
+		if err != nil {
+			return ducklake.Edit{}, fmt.Errorf("find expired schemas: %w", err)
+		}
+		type schema struct {
+			id   int64
+			name string
+		}
+		gone, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (schema, error) {
+			var s schema
+			return s, r.Scan(&s.id, &s.name)
+		})
+		if err != nil {
+			return ducklake.Edit{}, fmt.Errorf("find expired schemas: %w", err)
+		}
+		var changes []string
+		for _, s := range gone {
+			vrows, err := tx.Query(ctx, `UPDATE `+m.t("ducklake_view")+` SET end_snapshot = $1 WHERE schema_id = $2 AND end_snapshot IS NULL RETURNING view_id`, next, s.id)
+			if err != nil {
+				return ducklake.Edit{}, fmt.Errorf("drop the views of %s: %w", s.name, err)
+			}
+			ids, err := pgx.CollectRows(vrows, pgx.RowTo[int64])
+			if err != nil {
+				return ducklake.Edit{}, fmt.Errorf("drop the views of %s: %w", s.name, err)
+			}
+			for _, id := range ids {
+				changes = append(changes, "dropped_view:"+strconv.FormatInt(id, 10))
+			}
+			if _, err := tx.Exec(ctx, `UPDATE `+m.t("ducklake_schema")+` SET end_snapshot = $1 WHERE schema_id = $2 AND end_snapshot IS NULL`, next, s.id); err != nil {
+				return ducklake.Edit{}, fmt.Errorf("drop %s: %w", s.name, err)
+			}
+			changes = append(changes, "dropped_schema:"+strconv.FormatInt(s.id, 10))
+			dropped++
+		}
+		if len(changes) == 0 {
+			return ducklake.Edit{}, errExists
+		}
+		return ducklake.Edit{Changes: strings.Join(changes, ",")}, nil
+	})
+	if err != nil && !errors.Is(err, errExists) {
+		return 0, fmt.Errorf("maskview: sweep: %w", err)
+	}
+	m.mu.Lock()
+	for name, until := range m.leased {
+		if until.Before(now) {
+			delete(m.leased, name)
+		}
+	}
+	m.mu.Unlock()
+	if dropped > 0 {
+		m.log.Info("masking views: dropped expired masking schemas", zap.Int("schemas", dropped))
+	}
+	return dropped, nil
+}
+
+// likePrefix is a LIKE pattern matching names that start with p.
+func likePrefix(p string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return r.Replace(p) + "%"
+}
+
+// newUUID is a random (version 4) UUID.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
