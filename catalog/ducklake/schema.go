@@ -533,6 +533,18 @@ CREATE TABLE IF NOT EXISTS %[1]s.duckicelake_table_statistics (
 	set_snapshot bigint NOT NULL,
 	PRIMARY KEY (table_id, snapshot_id, kind)
 );`},
+	// Table-level expiry (catalog/commit's remove-snapshots when a DuckLake
+	// snapshot also changed another table): the DuckLake snapshots that no
+	// longer exist for one table though they stay for the rest of the
+	// catalog; catalog/materialize leaves them out of that table's
+	// history. expired_at is the snapshot of the commit that expired it.
+	{9, `
+CREATE TABLE IF NOT EXISTS %[1]s.duckicelake_table_expired_snapshot (
+	table_id    bigint NOT NULL,
+	snapshot_id bigint NOT NULL,
+	expired_at  bigint NOT NULL,
+	PRIMARY KEY (table_id, snapshot_id)
+);`},
 }
 
 // TxBeginner opens transactions; *pgxpool.Pool satisfies it.
