@@ -137,7 +137,7 @@ func (c *Catalog) Commit(ctx context.Context, tx pgx.Tx, snap *Snapshot, target 
 		return t, err
 	}
 	if len(p.removeSnapshots) > 0 {
-		if err := c.removeSnapshots(ctx, tx, t, target.Base, p.removeSnapshots); err != nil {
+		if err := c.removeSnapshots(ctx, tx, snap, t, target.Base, p.removeSnapshots); err != nil {
 			return t, err
 		}
 	}

@@ -63,9 +63,14 @@
 //	                         table (drop)
 //	remove-snapshots         the DuckLake snapshots from each id up to the table's next Iceberg
 //	                         snapshot expire as ducklake_expire_snapshots does (rows only they see
-//	                         deleted, files → ducklake_files_scheduled_for_deletion); unknown ids
-//	                         ignored, refs left dangling removed (Iceberg's semantics); the current
-//	                         snapshot, or a DuckLake snapshot that changed another table, → 400
+//	                         deleted, files → ducklake_files_scheduled_for_deletion) when they
+//	                         changed only this table; a stretch with a snapshot that also changed
+//	                         another table expires for this table alone (expire_table.go): sidecar
+//	                         duckicelake_table_expired_snapshot (left out of its served history), a
+//	                         gap in its ducklake_table rows (DuckDB's time travel there: no such
+//	                         table), its files no retained snapshot sees → scheduled, rows deleted;
+//	                         altered_table; unknown ids ignored, refs left dangling removed
+//	                         (Iceberg's semantics); the current snapshot → 400
 //	set-location             accepted when unchanged, else 501 (a location objstore.Parse refuses: 400)
 //	register table           a create from a metadata file (current schema with its field ids,
 //	                         default spec and sort order, properties, format version, UUID,

@@ -52,10 +52,13 @@ func expiryRanges(base *iceberg.TableMetadata, ids []int64) []expiryRange {
 }
 
 // removeSnapshots expires the DuckLake snapshots behind the Iceberg
-// snapshots ids of table t, as DuckDB's ducklake_expire_snapshots would.
-// A DuckLake snapshot that also changed another table, schema or view
-// cannot go: that would rewrite their history too.
-func (c *Catalog) removeSnapshots(ctx context.Context, tx pgx.Tx, t ducklake.Table, base *iceberg.TableMetadata, ids []int64) error {
+// snapshots ids of table t. A stretch whose DuckLake snapshots changed
+// only this table expires for the whole catalog, as DuckDB's
+// ducklake_expire_snapshots would expire it; a stretch with a snapshot
+// that also changed another table, schema or view expires for this table
+// alone (see expireForTable): removing the snapshot from the catalog would
+// rewrite their history too.
+func (c *Catalog) removeSnapshots(ctx context.Context, tx pgx.Tx, snap *Snapshot, t ducklake.Table, base *iceberg.TableMetadata, ids []int64) error {
 	ranges := expiryRanges(base, ids)
 	if len(ranges) == 0 {
 		return nil
@@ -64,7 +67,11 @@ func (c *Catalog) removeSnapshots(ctx context.Context, tx pgx.Tx, t ducklake.Tab
 	if err != nil {
 		return err
 	}
-	var expire []int64
+	var (
+		whole  []int64 // DuckLake snapshots to expire for the catalog
+		shared []expiryRange
+		alone  []int64 // DuckLake snapshots to expire for t alone
+	)
 	for _, r := range ranges {
 		rows, err := tx.Query(ctx, `SELECT s.snapshot_id, coalesce(c.changes_made, '') FROM `+c.t("ducklake_snapshot")+` s
 			LEFT JOIN `+c.t("ducklake_snapshot_changes")+` c USING (snapshot_id)
@@ -80,26 +87,27 @@ func (c *Catalog) removeSnapshots(ctx context.Context, tx pgx.Tx, t ducklake.Tab
 		if err != nil {
 			return fmt.Errorf("read snapshots %d to %d: %w", r.from, r.to-1, err)
 		}
+		ownOnly := true
+		var stretch []int64
 		for _, s := range snaps {
 			for _, ch := range ducklake.ParseChanges(s.Changes) {
-				if ownChange(ch, t.ID, own) {
-					continue
-				}
-				what, err := c.describeChange(ctx, tx, ch)
-				if err != nil {
-					return err
-				}
-				where := fmt.Sprintf("Iceberg snapshot %d is DuckLake snapshot %d", r.from, s.ID)
-				if s.ID != r.from {
-					where = fmt.Sprintf("the table's state at Iceberg snapshot %d lasts until snapshot %d, and DuckLake snapshot %d in between", r.from, r.to, s.ID)
-				}
-				return invalid("remove-snapshots: %s also %s; DuckLake snapshots belong to the whole catalog, so it cannot be expired for table %s alone (DuckDB's ducklake_expire_snapshots expires it for every table)",
-					where, what, t.Name)
+				ownOnly = ownOnly && ownChange(ch, t.ID, own)
 			}
-			expire = append(expire, s.ID)
+			stretch = append(stretch, s.ID)
 		}
+		if ownOnly {
+			whole = append(whole, stretch...)
+			continue
+		}
+		shared = append(shared, r)
+		alone = append(alone, stretch...)
 	}
-	return c.expireSnapshots(ctx, tx, expire)
+	// The catalog's expiry first: what is left then that only snapshots
+	// expired for t (now or before) saw is t's to reclaim.
+	if err := c.expireSnapshots(ctx, tx, whole); err != nil {
+		return err
+	}
+	return c.expireForTable(ctx, tx, snap, t, shared, alone)
 }
 
 // tableNames are the quoted "schema"."table" names table tableID ever had,
@@ -133,33 +141,6 @@ func ownChange(ch ducklake.Change, tableID int64, names []string) bool {
 		return slices.Contains(names, ch.Target)
 	}
 	return false
-}
-
-// describeChange says what a change entry did, for the client: "changed
-// table s.u (inserted_into_table)".
-func (c *Catalog) describeChange(ctx context.Context, tx pgx.Tx, ch ducklake.Change) (string, error) {
-	id, err := strconv.ParseInt(ch.Target, 10, 64)
-	if err != nil {
-		if ch.Target == "" {
-			return "records " + ch.Kind, nil
-		}
-		return fmt.Sprintf("records %s:%s", ch.Kind, ch.Target), nil
-	}
-	var kind, name string
-	err = tx.QueryRow(ctx, `SELECT kind, name FROM (
-			SELECT 1 AS o, 'table' AS kind, s.schema_name || '.' || t.table_name AS name, t.begin_snapshot AS b
-			FROM `+c.t("ducklake_table")+` t JOIN `+c.t("ducklake_schema")+` s USING (schema_id) WHERE t.table_id = $1
-			UNION ALL SELECT 2, 'view', s.schema_name || '.' || v.view_name, v.begin_snapshot
-			FROM `+c.t("ducklake_view")+` v JOIN `+c.t("ducklake_schema")+` s USING (schema_id) WHERE v.view_id = $1
-			UNION ALL SELECT 3, 'schema', schema_name, begin_snapshot FROM `+c.t("ducklake_schema")+` WHERE schema_id = $1
-		) x ORDER BY o, b DESC LIMIT 1`, id).Scan(&kind, &name)
-	if err == pgx.ErrNoRows {
-		return fmt.Sprintf("records %s:%d", ch.Kind, id), nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("look up catalog id %d: %w", id, err)
-	}
-	return fmt.Sprintf("changed %s %s (%s)", kind, name, ch.Kind), nil
 }
 
 // expireSnapshots deletes DuckLake snapshots ids and what only they could
@@ -220,10 +201,8 @@ func (c *Catalog) expireSnapshots(ctx context.Context, tx pgx.Tx, ids []int64) e
 	if err != nil {
 		return err
 	}
-	for _, tbl := range []string{"ducklake_data_file", "ducklake_file_column_stats", "ducklake_file_variant_stats", "ducklake_file_partition_value"} {
-		if err := exec("delete from "+tbl, `DELETE FROM `+c.t(tbl)+` WHERE data_file_id = ANY($1)`, dataIDs); err != nil {
-			return err
-		}
+	if err := c.deleteDataFileRows(ctx, tx, dataIDs); err != nil {
+		return err
 	}
 	deleteIDs, err := c.scheduleUnseen(ctx, tx, "ducklake_delete_file", "delete_file_id", `table_id = ANY($1) OR data_file_id = ANY($2) OR (end_snapshot IS NOT NULL AND `+unseen("")+`)`,
 		paths, md.DataPath, dropped, dataIDs)
@@ -272,6 +251,17 @@ func (c *Catalog) expireSnapshots(ctx context.Context, tx pgx.Tx, ids []int64) e
 			return err
 		}
 	}
+	// Table-level expiry records of snapshots now gone for every table,
+	// and of dropped tables, have nothing left to say.
+	switch ok, err := c.reader(tx).TableExists(ctx, expiredTable); {
+	case err != nil:
+		return fmt.Errorf("expire snapshots: %w", err)
+	case ok:
+		if err := exec("delete from "+expiredTable, `DELETE FROM `+c.t(expiredTable)+` x WHERE x.table_id = ANY($1)
+			OR NOT EXISTS (SELECT 1 FROM `+c.t("ducklake_snapshot")+` sn WHERE sn.snapshot_id = x.snapshot_id)`, dropped); err != nil {
+			return err
+		}
+	}
 	for _, tbl := range []string{"ducklake_schema", "ducklake_view", "ducklake_tag", "ducklake_macro"} {
 		if err := exec("delete from "+tbl, `DELETE FROM `+c.t(tbl)+` WHERE end_snapshot IS NOT NULL AND `+unseen("")); err != nil {
 			return err
@@ -284,6 +274,18 @@ func (c *Catalog) expireSnapshots(ctx context.Context, tx pgx.Tx, ids []int64) e
 	}
 	return exec("delete from ducklake_name_mapping", `DELETE FROM `+c.t("ducklake_name_mapping")+` x
 		WHERE NOT EXISTS (SELECT 1 FROM `+c.t("ducklake_column_mapping")+` m WHERE m.mapping_id = x.mapping_id)`)
+}
+
+// deleteDataFileRows deletes the rows of data files ids and of their
+// statistics and partition values, as DuckDB's expiry does for the files
+// it schedules for deletion.
+func (c *Catalog) deleteDataFileRows(ctx context.Context, tx pgx.Tx, ids []int64) error {
+	for _, tbl := range []string{"ducklake_data_file", "ducklake_file_column_stats", "ducklake_file_variant_stats", "ducklake_file_partition_value"} {
+		if _, err := tx.Exec(ctx, `DELETE FROM `+c.t(tbl)+` WHERE data_file_id = ANY($1)`, ids); err != nil {
+			return fmt.Errorf("expire snapshots: delete from %s: %w", tbl, err)
+		}
+	}
+	return nil
 }
 
 // tablePaths resolves every table's path (its latest row's, within its

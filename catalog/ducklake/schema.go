@@ -533,10 +533,22 @@ CREATE TABLE IF NOT EXISTS %[1]s.duckicelake_table_statistics (
 	set_snapshot bigint NOT NULL,
 	PRIMARY KEY (table_id, snapshot_id, kind)
 );`},
+	// Table-level expiry (catalog/commit's remove-snapshots when a DuckLake
+	// snapshot also changed another table): the DuckLake snapshots that no
+	// longer exist for one table though they stay for the rest of the
+	// catalog; catalog/materialize leaves them out of that table's
+	// history. expired_at is the snapshot of the commit that expired it.
+	{9, `
+CREATE TABLE IF NOT EXISTS %[1]s.duckicelake_table_expired_snapshot (
+	table_id    bigint NOT NULL,
+	snapshot_id bigint NOT NULL,
+	expired_at  bigint NOT NULL,
+	PRIMARY KEY (table_id, snapshot_id)
+);`},
 	// The leases of governance's masking schemas (catalog/maskview): which
 	// base namespace and plan-set signature each serves, and until when a
 	// credential told to use it may still be in use.
-	{9, `
+	{10, `
 CREATE TABLE IF NOT EXISTS %[1]s.duckicelake_masking_schema (
 	schema_name text PRIMARY KEY,
 	namespace   text NOT NULL,

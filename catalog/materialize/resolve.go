@@ -24,9 +24,10 @@ type Resolved struct {
 	// which the table changed: the table's metadata is the same as of
 	// either, so it is built (and cached) as of Snapshot.
 	Snapshot int64
-	// Snapshots counts the existing snapshots up to Snapshot. Expiring
-	// snapshots changes the history without a new snapshot; a cached
-	// result built with another count is stale.
+	// Snapshots counts the existing snapshots up to Snapshot but those
+	// expired for the table alone. Expiring snapshots changes the history
+	// without a new snapshot at or before Snapshot; a cached result built
+	// with another count is stale.
 	Snapshots int64
 	// FormatVersion is the Iceberg format version the table is served in;
 	// 0 means the Materializer's (Config.Options.FormatVersion).
@@ -73,6 +74,15 @@ func (s *PGSource) Resolve(ctx context.Context, tableID, snapshotID int64) (Reso
 	if props {
 		property = `(SELECT value FROM ` + s.t(propertyTable) + ` WHERE table_id = $1 AND key = $4)`
 	}
+	// Snapshots expired for the table alone leave its history as a
+	// catalog-wide expiry would: they count as gone.
+	notExpired := ``
+	switch ok, err := s.sidecarExists(ctx, expiredTable); {
+	case err != nil:
+		return Resolved{}, err
+	case ok:
+		notExpired = ` AND NOT EXISTS (SELECT 1 FROM ` + s.t(expiredTable) + ` x WHERE x.table_id = $1 AND x.snapshot_id = s.snapshot_id)`
+	}
 	// The latest matching change is an index scan backwards on the primary
 	// key that stops at the first row that passes. MATERIALIZED keeps each
 	// step from being inlined into, and run again by, the next.
@@ -96,7 +106,7 @@ func (s *PGSource) Resolve(ctx context.Context, tableID, snapshotID int64) (Reso
 			FROM g
 		)
 		SELECT EXISTS (SELECT 1 FROM ` + s.t("ducklake_snapshot") + ` WHERE snapshot_id = $2), r.at,
-			(SELECT count(*) FROM ` + s.t("ducklake_snapshot") + ` WHERE snapshot_id <= r.at), ` + property + `
+			(SELECT count(*) FROM ` + s.t("ducklake_snapshot") + ` s WHERE s.snapshot_id <= r.at` + notExpired + `), ` + property + `
 		FROM r`
 	// Entries are kind:value joined by commas; names are quoted, so a bare
 	// number is an id. A quoted name that looks like an entry only costs a

@@ -34,8 +34,10 @@ type MetadataRecorder interface {
 // of its rows, not just the ones visible at the end, so that every earlier
 // snapshot can be rebuilt from it.
 type History struct {
-	Table     ducklake.Table      // as of the snapshot asked for, path resolved
-	Snapshots []ducklake.Snapshot // every catalog snapshot up to it, ascending
+	Table ducklake.Table // as of the snapshot asked for, path resolved
+	// Snapshots are every catalog snapshot up to it, ascending, but those
+	// expired for this table alone (see withoutExpired).
+	Snapshots []ducklake.Snapshot
 
 	Columns    []ducklake.Column        // every version (Begin/End), children included
 	Comments   []ducklake.ColumnTag     // every version of the columns' "comment" tags (Iceberg docs)
@@ -137,6 +139,9 @@ func (s *PGSource) History(ctx context.Context, tableID, snapshotID int64) (*His
 		if sn.ID <= snapshotID {
 			h.Snapshots = append(h.Snapshots, sn)
 		}
+	}
+	if h.Snapshots, err = s.withoutExpired(ctx, tableID, h.Snapshots); err != nil {
+		return nil, err
 	}
 	if h.Partitions, err = s.r.PartitionSpecs(ctx, tableID); err != nil {
 		return nil, err

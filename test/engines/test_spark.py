@@ -269,3 +269,67 @@ def test_create_or_replace(spark, duck, ns):
     spark.sql(f"REPLACE TABLE lake.{ns}.rep (id BIGINT) USING iceberg")
     assert rows(spark.sql(f"SELECT * FROM lake.{ns}.rep")) == []
     assert duck_rows(duck, f"SELECT * FROM l.{ns}.rep") == []
+
+
+def test_expire_snapshots_in_shared_lake(spark, duck, lake: Lake, ns):
+    """Issue 15 item 6: CALL system.expire_snapshots on a table whose
+    snapshots another table's commits came between expires them for this
+    table alone: they are gone from <table>.snapshots, the other table's
+    history is untouched, the data files only they saw are scheduled for
+    deletion and gone after the cleanup, and Spark and DuckDB read the same
+    rows."""
+    import datetime
+
+    import psycopg
+
+    t, other = f"lake.{ns}.exp", f"lake.{ns}.exp_other"
+    spark.sql(f"CREATE TABLE {t} (id BIGINT) USING iceberg")
+    spark.sql(f"CREATE TABLE {other} (id BIGINT) USING iceberg")
+    spark.sql(f"INSERT INTO {t} VALUES (1), (2)")  # files F1
+    spark.sql(f"INSERT INTO {other} VALUES (1)")
+    spark.sql(f"INSERT INTO {t} VALUES (3), (4)")
+    spark.sql(f"INSERT INTO {other} VALUES (2)")
+    spark.sql(f"DELETE FROM {t} WHERE id <= 2")  # F1 goes
+    spark.sql(f"INSERT INTO {t} VALUES (5)")
+
+    def snapshots(table):
+        return [r[0] for r in spark.sql(f"SELECT snapshot_id FROM {table}.snapshots ORDER BY committed_at").collect()]
+
+    before, other_before = snapshots(t), snapshots(other)
+    assert len(before) == 4
+    with psycopg.connect(lake.dsn, autocommit=True) as pg:
+        f1 = [r[0] for r in pg.execute(
+            "SELECT f.path FROM ducklake_data_file f JOIN ducklake_table tb USING (table_id) "
+            "JOIN ducklake_schema s USING (schema_id) WHERE s.schema_name = %s AND tb.table_name = 'exp' "
+            "AND tb.end_snapshot IS NULL AND f.begin_snapshot = %s AND f.end_snapshot IS NOT NULL",
+            (ns, before[0]),
+        ).fetchall()]
+    assert f1  # Spark may split the two rows into two files
+
+    now = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=5)).strftime("%Y-%m-%d %H:%M:%S")
+    spark.sql(f"CALL lake.system.expire_snapshots(table => '{ns}.exp', older_than => TIMESTAMP '{now}', retain_last => 1)")
+
+    assert snapshots(t) == before[-1:]
+    assert snapshots(other) == other_before
+    want = rows(spark.sql(f"SELECT id FROM {t}"))
+    assert want == [(3,), (4,), (5,)]
+    assert duck_rows(duck, f"SELECT id FROM l.{ns}.exp") == want
+    assert rows(spark.sql(f"SELECT id FROM {other}")) == duck_rows(duck, f"SELECT id FROM l.{ns}.exp_other") == [(1,), (2,)]
+
+    def scheduled():
+        with psycopg.connect(lake.dsn, autocommit=True) as pg:
+            return [(lake.data_path if rel else "") + p for p, rel in pg.execute(
+                "SELECT path, path_is_relative FROM ducklake_files_scheduled_for_deletion").fetchall()]
+
+    locs = [p for p in scheduled() if any(p.endswith("/" + f) for f in f1)]
+    assert len(locs) == len(f1), f"{f1} not all scheduled: {scheduled()}"
+    duck.execute("CALL ducklake_cleanup_old_files('l', cleanup_all => true)")
+    assert not set(locs) & set(scheduled())
+    # DuckDB reads the files the table still has, through the same
+    # credential, and not the expired one.
+    live = duck_rows(duck, f"SELECT data_file FROM ducklake_list_files('l', 'exp', schema => '{ns}')")
+    assert live and not set(locs) & {r[0] for r in live}
+    assert duck.execute(f"SELECT count(*) FROM read_parquet('{live[0][0]}')").fetchone()[0] > 0
+    for loc in locs:
+        with pytest.raises(Exception, match="(?i)not found|no files|404|does not exist"):
+            duck.execute(f"SELECT count(*) FROM read_parquet('{loc}')").fetchall()
