@@ -9,7 +9,8 @@
 # DuckLake catalog and `duckicelake serve` on free ports in a scratch
 # directory, then Trino on a free port, and stops everything afterwards.
 # The last line is pytest's, plus "trino: N passed, N failed" (the plain
-# form CI reads). Options (env): TRINO_KEEP=1 keeps the scratch directory.
+# form CI reads). Options (env): TRINO_KEEP=1 keeps the scratch directory;
+# TRINO_PYTEST_ARGS adds pytest arguments (e.g. -k expire).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -62,6 +63,12 @@ for v in $(compgen -e | grep '^DUCKICELAKE_'); do
   esac
 done
 export DUCKICELAKE_DEV_DIR=$scratch/stack DUCKICELAKE_PORTS=free
+# Short-lived tokens, so that the run outlives Trino's first one and its
+# OAuth2 refresh is exercised (interop_trino.py's last test waits for that
+# if the rest was quicker). Vended credentials end with the token, so it
+# must still outlast any one query by far.
+token_ttl=180
+export DUCKICELAKE_OAUTH_TOKEN_TTL=${token_ttl}s
 stack_init
 stack_start_versitygw || die "versitygw did not start"
 stack_start_catalog || die "Postgres or duckicelake init failed"
@@ -100,22 +107,19 @@ cat >"$etc/jvm.config" <<P
 -Djdk.attach.allowAttachSelf=true
 P
 echo "io.trino=INFO" >"$etc/log.properties"
-cid=${STACK_CATALOG_CREDENTIAL%%:*}
-# The OAuth2 token: Iceberg Java's client-credentials refresh sends the
-# current token as Bearer to the token endpoint (issue 15 item 2, fixed
-# elsewhere); a token minted here for the run avoids depending on it.
-token=$(curl -fsS -m 10 "$STACK_CATALOG_URL/v1/oauth/tokens" -d grant_type=client_credentials \
-  --data-urlencode "client_id=$cid" --data-urlencode "client_secret=${STACK_CATALOG_CREDENTIAL#*:}" -d scope=catalog |
-  python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])') || die "no OAuth2 token from the catalog"
 cat >"$etc/catalog/lake.properties" <<P
 connector.name=iceberg
 iceberg.catalog.type=rest
 iceberg.rest-catalog.uri=$STACK_CATALOG_URL
 iceberg.rest-catalog.warehouse=$STACK_BUCKET
 iceberg.rest-catalog.security=OAUTH2
-iceberg.rest-catalog.oauth2.token=$token
+iceberg.rest-catalog.oauth2.credential=$STACK_CATALOG_CREDENTIAL
+iceberg.rest-catalog.oauth2.server-uri=$STACK_CATALOG_URL/v1/oauth/tokens
+iceberg.rest-catalog.oauth2.scope=catalog
 iceberg.rest-catalog.vended-credentials-enabled=true
 iceberg.unique-table-location=true
+# expire_snapshots(retention_threshold => '0s') in the suite.
+iceberg.expire-snapshots.min-retention=0s
 fs.native-s3.enabled=true
 s3.endpoint=http://$STACK_GATEWAY_ADDR
 s3.region=$STACK_REGION
@@ -139,8 +143,11 @@ set -a
 # shellcheck disable=SC1090
 . "$STACK_ENV_FILE"
 set +a
-export DUCKICELAKE_BIN=$STACK_BIN TRINO_SERVER=http://127.0.0.1:$port TRINO_CLI=$cli TRINO_JAVA=$java_home/bin/java
-.venv/bin/python -m pytest test/engines/interop_trino.py -p no:cacheprovider -q -rfEs --junitxml="$scratch/trino.xml"
+export DUCKICELAKE_BIN=$STACK_BIN TRINO_SERVER=http://127.0.0.1:$port TRINO_CLI=$cli TRINO_JAVA=$java_home/bin/java \
+  TRINO_TOKEN_TTL=$token_ttl
+# shellcheck disable=SC2086 # TRINO_PYTEST_ARGS is a list
+.venv/bin/python -m pytest test/engines/interop_trino.py -p no:cacheprovider -q -rfEsx --junitxml="$scratch/trino.xml" \
+  ${TRINO_PYTEST_ARGS:-}
 prc=$?
 if [[ -s $scratch/trino.xml ]] && python3 scripts/testsummary.py junit "$scratch/trino.xml" "$scratch/trino.counts"; then
   read -r p f s <"$scratch/trino.counts"

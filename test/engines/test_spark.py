@@ -12,6 +12,7 @@ import urllib.parse
 
 import pytest
 
+from enginecheck import inlined_tables, load_table, metadata_avro, orphans, scheduled, schema_versions_missing
 from lakestack import Lake
 
 
@@ -333,3 +334,72 @@ def test_expire_snapshots_in_shared_lake(spark, duck, lake: Lake, ns):
     for loc in locs:
         with pytest.raises(Exception, match="(?i)not found|no files|404|does not exist"):
             duck.execute(f"SELECT count(*) FROM read_parquet('{loc}')").fetchall()
+
+
+def test_compute_table_stats(spark, duck, lake: Lake, ns):
+    """Issue 15 item 8: Iceberg's compute_table_stats commits a Puffin
+    statistics file of theta sketches; the catalog keeps it and serves it
+    with the table, for the current snapshot. (Spark's own ANALYZE TABLE is
+    refused by Spark for Iceberg tables: NOT_SUPPORTED_COMMAND_FOR_V2_TABLE.)"""
+    duck.execute(f"CREATE TABLE l.{ns}.st (id BIGINT, g VARCHAR)")
+    duck.execute(f"INSERT INTO l.{ns}.st SELECT range, 'g' || (range % 7) FROM range(3000)")
+    assert (load_table(lake, ns, "st").get("statistics") or []) == []
+    out = spark.sql(f"CALL lake.system.compute_table_stats(table => '{ns}.st')").collect()
+    md = load_table(lake, ns, "st")
+    stats = md.get("statistics") or []
+    assert [(s["snapshot-id"], s["statistics-path"]) for s in stats] == [(md["current-snapshot-id"], out[0][0])], stats
+    blobs = stats[0]["blob-metadata"]
+    assert {b["type"] for b in blobs} == {"apache-datasketches-theta-v1"}
+    ndv = {tuple(b["fields"]): int(b["properties"]["ndv"]) for b in blobs}
+    assert ndv[(2,)] == 7, ndv
+    assert 2970 <= ndv[(1,)] <= 3030, ndv  # a theta sketch's estimate
+    assert len(duck_rows(duck, f"SELECT * FROM l.{ns}.st")) == 3000
+
+
+def test_schema_change_on_inlined_rows(spark, duck, lake: Lake, ns):
+    """Issue 15 item 9: on a table whose rows DuckDB inlined in Postgres,
+    after each of Spark's add, rename, widen and drop, DuckDB inserts more
+    inlined rows and both engines read every row; DuckDB then reads each
+    earlier snapshot as it was, and every schema version inlined rows belong
+    to has its ducklake_schema_versions row."""
+    duck.execute(f"CREATE TABLE l.{ns}.inl (id INTEGER, a VARCHAR, b INTEGER)")
+    duck.execute(f"INSERT INTO l.{ns}.inl VALUES (1, 'one', 10), (2, 'two', 20)")
+    assert inlined_tables(lake, ns) >= 1, "the rows were not inlined; the test needs inlined rows"
+    changes = [
+        ("add", "ADD COLUMN c STRING"),
+        ("rename", "RENAME COLUMN a TO a2"),
+        ("widen", "ALTER COLUMN b TYPE BIGINT"),
+        ("drop", "DROP COLUMN c"),
+    ]
+    seen = []  # (snapshot, rows DuckDB read at it)
+    for i, (kind, change) in enumerate(changes):
+        spark.sql(f"ALTER TABLE lake.{ns}.inl {change}")
+        cols = [r[0] for r in duck_rows(duck, f"SELECT column_name FROM (DESCRIBE l.{ns}.inl)")]
+        row = {"id": 100 + i, "a": f"r{i}", "a2": f"r{i}", "b": 1000 + i, "c": f"c{i}"}
+        duck.execute(f"INSERT INTO l.{ns}.inl ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
+                     [row[c] for c in cols])
+        got = duck_rows(duck, f"SELECT id, b FROM l.{ns}.inl")
+        assert len(got) == 3 + i, (kind, got)
+        assert rows(spark.sql(f"SELECT id, b FROM lake.{ns}.inl")) == got, kind
+        snap = duck_rows(duck, "SELECT max(snapshot_id) FROM ducklake_snapshots('l')")[0][0]
+        seen.append((snap, got))
+    for snap, got in seen:
+        assert duck_rows(duck, f"SELECT id, b FROM l.{ns}.inl AT (VERSION => {snap})") == got, snap
+    assert schema_versions_missing(lake, ns, "inl") == []
+
+
+def test_commits_leave_no_orphans(spark, duck, lake: Lake, ns):
+    """Issue 15 item 5: the catalog serves its own metadata, so the manifest
+    lists and manifests Spark writes are referenced by nothing; each commit
+    schedules them for deletion, and nothing it serves is scheduled."""
+    spark.sql(f"CREATE TABLE lake.{ns}.orph (id BIGINT) USING iceberg")
+    spark.sql(f"INSERT INTO lake.{ns}.orph VALUES (1), (2)")
+    spark.sql(f"INSERT INTO lake.{ns}.orph VALUES (3)")
+    location = load_table(lake, ns, "orph")["location"]
+    referenced = {r[0] for r in spark.sql(f"SELECT manifest_list FROM lake.{ns}.orph.snapshots").collect()}
+    referenced |= {r[0] for r in spark.sql(f"SELECT path FROM lake.{ns}.orph.all_manifests").collect()}
+    ok, leaked, wrong = orphans(metadata_avro(duck, location), referenced, scheduled(lake))
+    assert len(ok) >= 4, f"Spark's unreferenced manifests under {location}: {ok}, want two lists and two manifests"
+    assert leaked == set(), "referenced by nothing and not scheduled for deletion"
+    assert wrong == set(), "served, yet scheduled for deletion"
+    assert rows(spark.sql(f"SELECT id FROM lake.{ns}.orph")) == [(1,), (2,), (3,)]
