@@ -34,6 +34,16 @@ type benchEnv struct {
 const benchLarge = 64 << 20
 
 func newBenchEnv(b *testing.B, audit *zap.Logger) *benchEnv {
+	var sink governance.Sink
+	if audit != nil {
+		sink = governance.NewZapSink(audit)
+	}
+	return newBenchEnvDeps(b, "data/", Deps{Audit: sink})
+}
+
+// newBenchEnvDeps is newBenchEnv with the server's Deps (Logger and
+// Keyring are filled in) and the minted credential's grant prefix.
+func newBenchEnvDeps(b *testing.B, prefix string, deps Deps) *benchEnv {
 	e := &benchEnv{small: bytes.Repeat([]byte("x"), 1024), large: make([]byte, benchLarge)}
 	up := &fasthttp.Server{
 		StreamRequestBody: true,
@@ -63,17 +73,14 @@ func newBenchEnv(b *testing.B, audit *zap.Logger) *benchEnv {
 		b.Fatal(err)
 	}
 	e.minted, err = keyring.Mint(creds.Claims{Principal: "bench", Grants: []creds.Grant{
-		{Bucket: "lake", Prefix: "data/", Access: creds.Read | creds.Write | creds.List}}})
+		{Bucket: "lake", Prefix: prefix, Access: creds.Read | creds.Write | creds.List}}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	e.upHost = upLn.Addr().String()
-	var sink governance.Sink
-	if audit != nil {
-		sink = governance.NewZapSink(audit)
-	}
+	deps.Logger, deps.Keyring = zap.NewNop(), keyring
 	s, err := New(Config{Upstream: UpstreamConfig{Endpoint: "http://" + e.upHost, AccessKeyID: "k", SecretAccessKey: "s",
-		PathStyle: true}}, Deps{Logger: zap.NewNop(), Audit: sink, Keyring: keyring})
+		PathStyle: true}}, deps)
 	if err != nil {
 		b.Fatal(err)
 	}

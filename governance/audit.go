@@ -150,6 +150,39 @@ func (t tee) RecordSync(ctx context.Context, ev *Event) error {
 	return first
 }
 
+// CheckedSink is a Sink that can refuse an event instead of dropping it:
+// RecordChecked queues ev as Record does and reports when it could not
+// (the buffer is full, the store is down, the sink is closed). What may go
+// on the trail after its answer, but must never be answered unrecorded (a
+// LoadTable that hands out metadata and no credential), is recorded with
+// it, and refused when it fails.
+type CheckedSink interface {
+	Sink
+	RecordChecked(ctx context.Context, ev *Event) error
+}
+
+// RecordChecked records ev in s, checked when s can (CheckedSink), else as
+// Record does; a failure means ev may never reach the trail.
+func RecordChecked(ctx context.Context, s Sink, ev *Event) error {
+	if cs, ok := s.(CheckedSink); ok {
+		return cs.RecordChecked(ctx, ev)
+	}
+	s.Record(ev)
+	return nil
+}
+
+// RecordChecked records ev in each sink, checked in those that can; the
+// first failure is returned after every sink has had the event.
+func (t tee) RecordChecked(ctx context.Context, ev *Event) error {
+	var first error
+	for _, s := range t {
+		if err := RecordChecked(ctx, s, ev); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
 // ZapSink writes each event as one JSON line through l at info level,
 // its message the event's Source. Wrap l's output in a
 // zapcore.BufferedWriteSyncer to batch the writes.

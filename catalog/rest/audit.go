@@ -21,12 +21,21 @@ func audited(a governance.Action) bool {
 }
 
 // mustBeDurable reports whether an event must be on the trail before the
-// answer goes out: the decisions of reads that disclose (LoadTable,
-// vending, signatures) and every denial.
-func mustBeDurable(a governance.Action, d governance.Outcome) bool {
-	return d == governance.OutcomeDeny || a == governance.ActionLoadTable ||
+// answer goes out: the decisions of reads that hand out storage access
+// (vending, signatures, a LoadTable with vended credentials) and every
+// denial.
+func mustBeDurable(a governance.Action, d governance.Outcome, metadataOnly bool) bool {
+	return d == governance.OutcomeDeny || a == governance.ActionLoadTable && !metadataOnly ||
 		a == governance.ActionLoadCredentials || a == governance.ActionSignRequest
 }
+
+// mustBeChecked reports whether an event that need not be durable must
+// still never be answered unrecorded: an allowed LoadTable that handed out
+// metadata and no credential. It discloses what the table's metadata file
+// does, whose reads at the gateway are audited from the same buffer; it
+// goes through that buffer (governance.RecordChecked), and is refused when
+// the buffer is full or the trail is down.
+func mustBeChecked(a governance.Action) bool { return a == governance.ActionLoadTable }
 
 // audit records r's event when its route is audited, once the handler has
 // answered and before fasthttp writes the answer. When an event that must
@@ -55,7 +64,8 @@ func (s *Server) audit(r *request, rt *route, start time.Time) {
 	if r.err != nil {
 		ev.Error, ev.Reason = r.err.Type, r.err.Message
 	}
-	if !mustBeDurable(rt.action, ev.Decision) {
+	durable := mustBeDurable(rt.action, ev.Decision, r.metadataOnly)
+	if !durable && !mustBeChecked(rt.action) {
 		s.sink.Record(&ev)
 		return
 	}
@@ -63,7 +73,11 @@ func (s *Server) audit(r *request, rt *route, start time.Time) {
 	// the trail gets its own bound.
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.RequestTimeout)
 	defer cancel()
-	if err := governance.RecordSync(ctx, s.sink, &ev); err != nil {
+	record := governance.RecordSync
+	if !durable {
+		record = governance.RecordChecked
+	}
+	if err := record(ctx, s.sink, &ev); err != nil {
 		s.log.Error("catalog: audit event not written; the answer is withheld", zap.String("route", rt.pattern), zap.Error(err))
 		if status < 400 {
 			s.writeErrorFor(r.rc, r, errorf(503, TypeServiceUnavailable, "the audit trail is unavailable; retry later"))

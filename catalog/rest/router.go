@@ -32,6 +32,9 @@ type request struct {
 	err *Error
 	// The decoded path parameters, when the route has them.
 	ns, table, view, name, name2 string
+	// metadataOnly is set by a LoadTable that answered with metadata and
+	// no credential: its audit event may be buffered (see audit).
+	metadataOnly bool
 }
 
 // Handler serves the catalog's routes, /v1/…; anything else is answered

@@ -144,6 +144,9 @@ func (s *Server) loadTable(r *request) error {
 		}
 		h.Set(fasthttp.HeaderCacheControl, "no-store")
 	}
+	// No key in the answer (remote signing's signatures are audited
+	// durably each): what it discloses is the table's metadata.
+	r.metadataOnly = !vend
 	h.SetContentType(contentTypeJSON)
 	// Cached bodies are immutable, so fasthttp may send them without a copy.
 	r.rc.Response.SetBodyRaw(body)

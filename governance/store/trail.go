@@ -26,53 +26,16 @@ func InsertEvents(ctx context.Context, tx pgx.Tx, qschema string, at []time.Time
 	if len(evs) == 0 {
 		return nil
 	}
-	const n = 20
-	var b strings.Builder
-	b.WriteString("INSERT INTO " + qschema + ".duckicelake_audit (" + auditColumns + ") VALUES ")
-	args := make([]any, 0, n*len(evs))
+	var c copyBuf
+	c.reset()
 	for i, ev := range evs {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteByte('(')
-		for j := 0; j < n; j++ {
-			if j > 0 {
-				b.WriteByte(',')
-			}
-			fmt.Fprintf(&b, "$%d", i*n+j+1)
-		}
-		b.WriteByte(')')
 		ts := at[0]
 		if len(at) == len(evs) {
 			ts = at[i]
 		}
-		args = append(args, eventRow(ev, ts)...)
+		c.add(ev, ts)
 	}
-	if _, err := tx.Exec(ctx, b.String(), args...); err != nil {
-		return fmt.Errorf("governance: write the audit trail: %w", err)
-	}
-	return nil
-}
-
-func eventRow(ev *governance.Event, ts time.Time) []any {
-	policies := ev.PolicyIDs
-	if policies == nil {
-		policies = []string{}
-	}
-	key := ev.Key
-	if ev.IsList {
-		key = ev.Prefix
-	}
-	return []any{ts, ev.Source, string(ev.RequestID), ev.Principal, ev.Actor, ev.Channel, ev.Delegator, ev.Action,
-		ev.Namespace, ev.Table, string(ev.Bucket), sanitize(key), ev.Decision.String(), ev.Reason, policies,
-		ev.Status, ev.Error, ev.BytesIn, ev.BytesOut, float64(ev.Latency) / float64(time.Millisecond)}
-}
-
-// sanitize makes a key storable as Postgres text: NUL is the one byte
-// text cannot hold; invalid UTF-8 is replaced.
-func sanitize(b []byte) string {
-	s := strings.ToValidUTF8(string(b), "\uFFFD")
-	return strings.ReplaceAll(s, "\x00", "\uFFFD")
+	return c.copy(ctx, tx, qschema)
 }
 
 // Record is one audit trail row as queried.
@@ -205,27 +168,38 @@ func (s *Store) PurgeAudit(ctx context.Context, before time.Time) (int64, error)
 type TrailOptions struct {
 	// Buffer bounds the events waiting to be written (65536).
 	Buffer int
-	// Batch is the most events one INSERT writes (1000).
+	// Batch is the most events one write takes (1000).
 	Batch int
 	// FlushInterval is the longest an event waits (200ms).
 	FlushInterval time.Duration
 	// Logger receives write failures and overflow reports.
 	Logger *zap.Logger
-	// OnDrop counts events that did not fit the buffer (a metric).
+	// OnDrop counts events that did not reach the trail: they did not fit
+	// the buffer, or the writer was closed before Postgres came back (a
+	// metric).
 	OnDrop func(n int)
 	// OnWrite counts events written.
 	OnWrite func(n int)
+	// OnRefuse counts RecordChecked's refusals: events the buffer could
+	// not take, whose requests were refused instead (a metric).
+	OnRefuse func(n int)
 }
 
 // TrailWriter is a governance.Sink that writes events to the audit trail
 // in batches from a bounded buffer. Record never blocks: an event that
-// does not fit is counted (OnDrop) and logged, never silently lost. Close
-// writes what is buffered.
+// does not fit is counted (OnDrop) and logged, never silently lost. A
+// batch Postgres does not take is kept and written again, with backoff,
+// until it is in: while it waits the buffer fills, and only what then
+// overflows is dropped (counted). RecordChecked queues the same way but
+// refuses instead of dropping, and RecordSync writes before it returns.
+// Close writes what is buffered.
 type TrailWriter struct {
-	s    *Store
-	opt  TrailOptions
-	ch   chan *queued
-	pool sync.Pool
+	s   *Store
+	opt TrailOptions
+	ch  chan *queued
+	// free holds the queued events the writer is done with, for Record to
+	// fill again: in the steady state queueing an event allocates nothing.
+	free chan *queued
 	done chan struct{}
 	wg   sync.WaitGroup
 	// sync carries RecordSync's events to syncLoop, which group-commits
@@ -234,6 +208,10 @@ type TrailWriter struct {
 
 	dropped atomic.Int64 // since the last overflow report
 	closed  atomic.Bool
+	// down is set while the trail's last write failed, cleared by the
+	// next that succeeds: RecordChecked then writes synchronously, so
+	// that no answer goes out on an event that might never be written.
+	down atomic.Bool
 }
 
 // NewTrailWriter starts a TrailWriter over s.
@@ -250,9 +228,8 @@ func (s *Store) NewTrailWriter(opt TrailOptions) *TrailWriter {
 	if opt.Logger == nil {
 		opt.Logger = zap.NewNop()
 	}
-	w := &TrailWriter{s: s, opt: opt, ch: make(chan *queued, opt.Buffer), done: make(chan struct{}),
-		sync: make(chan *syncReq, opt.Batch)}
-	w.pool.New = func() any { return new(queued) }
+	w := &TrailWriter{s: s, opt: opt, ch: make(chan *queued, opt.Buffer), free: make(chan *queued, opt.Buffer),
+		done: make(chan struct{}), sync: make(chan *syncReq, opt.Batch)}
 	w.wg.Add(2)
 	go w.run()
 	go w.syncLoop()
@@ -261,13 +238,17 @@ func (s *Store) NewTrailWriter(opt TrailOptions) *TrailWriter {
 
 // syncReq is one RecordSync call waiting for its event to be written.
 type syncReq struct {
-	q    *queued
+	q    queued
 	err  error
 	done chan struct{}
 }
 
-// errTrailClosed answers RecordSync after Close.
-var errTrailClosed = errors.New("audit trail: the writer is closed")
+// The errors of RecordSync and RecordChecked.
+var (
+	errTrailClosed = errors.New("audit trail: the writer is closed")
+	// ErrTrailFull refuses an event the buffer has no room for.
+	ErrTrailFull = errors.New("audit trail: the buffer is full")
+)
 
 // syncLoop writes RecordSync's events: whatever is queued when a write
 // starts goes in one transaction (up to Batch), so concurrent durable
@@ -276,6 +257,7 @@ func (w *TrailWriter) syncLoop() {
 	defer w.wg.Done()
 	batch := make([]*syncReq, 0, w.opt.Batch)
 	qs := make([]*queued, 0, w.opt.Batch)
+	var enc copyBuf
 	for {
 		select {
 		case r := <-w.sync:
@@ -291,10 +273,10 @@ func (w *TrailWriter) syncLoop() {
 			}
 			qs = qs[:0]
 			for _, r := range batch {
-				qs = append(qs, r.q)
+				qs = append(qs, &r.q)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), syncWriteTimeout)
-			err := w.write(ctx, qs)
+			err := w.write(ctx, qs, &enc)
 			cancel()
 			for _, r := range batch {
 				r.err = err
@@ -314,33 +296,73 @@ func (w *TrailWriter) syncLoop() {
 	}
 }
 
-// syncWriteTimeout bounds one group commit: its callers' own deadlines
-// differ, and one caller's must not fail the others'.
+// syncWriteTimeout bounds one write: its callers' own deadlines differ,
+// and one caller's must not fail the others'.
 const syncWriteTimeout = 30 * time.Second
 
 // Record implements governance.Sink: it copies ev (its byte slices are the
-// request's) into the buffer.
+// request's) into the buffer, or counts it dropped when there is no room.
 func (w *TrailWriter) Record(ev *governance.Event) {
-	if w.closed.Load() {
-		w.drop(1)
-		return
-	}
-	c := w.pool.Get().(*queued)
-	copyEvent(&c.ev, ev)
-	c.at = time.Now()
-	select {
-	case w.ch <- c:
-	default:
-		w.pool.Put(c)
+	if w.closed.Load() || !w.enqueue(ev) {
 		w.drop(1)
 	}
 }
 
-// RecordSync implements governance.SyncSink: it writes ev to the trail in
-// its own transaction before returning, for decisions that must be on the
-// trail before their answer is sent.
+// RecordChecked implements governance.CheckedSink: it queues ev as Record
+// does, but reports instead of dropping — ErrTrailFull when the buffer has
+// no room, an error after Close — and, while the trail's last write
+// failed, writes ev synchronously (RecordSync), so that a caller that
+// answers only on success never answers on an event the trail may not
+// get. A queued event is written like the gateway's: kept and retried
+// until Postgres takes it.
+func (w *TrailWriter) RecordChecked(ctx context.Context, ev *governance.Event) error {
+	switch {
+	case w.closed.Load():
+		return errTrailClosed
+	case w.down.Load():
+		return w.RecordSync(ctx, ev)
+	case !w.enqueue(ev):
+		if w.opt.OnRefuse != nil {
+			w.opt.OnRefuse(1)
+		}
+		return ErrTrailFull
+	}
+	return nil
+}
+
+// enqueue copies ev into a free queued event and buffers it; false when
+// the buffer is full.
+func (w *TrailWriter) enqueue(ev *governance.Event) bool {
+	var c *queued
+	select {
+	case c = <-w.free:
+	default:
+		c = new(queued)
+	}
+	copyEvent(&c.ev, ev)
+	c.at = time.Now()
+	select {
+	case w.ch <- c:
+		return true
+	default:
+		w.recycle(c)
+		return false
+	}
+}
+
+// recycle hands c back for Record to fill again.
+func (w *TrailWriter) recycle(c *queued) {
+	select {
+	case w.free <- c:
+	default:
+	}
+}
+
+// RecordSync implements governance.SyncSink: it writes ev to the trail
+// before returning (group-committed with the other callers waiting), for
+// decisions that must be on the trail before their answer is sent.
 func (w *TrailWriter) RecordSync(ctx context.Context, ev *governance.Event) error {
-	r := &syncReq{q: &queued{at: time.Now()}, done: make(chan struct{})}
+	r := &syncReq{q: queued{at: time.Now()}, done: make(chan struct{})}
 	copyEvent(&r.q.ev, ev)
 	if w.closed.Load() {
 		return errTrailClosed
@@ -373,10 +395,11 @@ type queued struct {
 	at time.Time
 }
 
-// copyEvent copies src into dst, reusing dst's byte slices.
+// copyEvent copies src into dst, reusing dst's byte slices and policy ids.
 func copyEvent(dst, src *governance.Event) {
 	rid, remote, method, akid := dst.RequestID[:0], dst.Remote[:0], dst.Method[:0], dst.AccessKeyID[:0]
 	bucket, key, cb, ck, prefix, urid := dst.Bucket[:0], dst.Key[:0], dst.CopyBucket[:0], dst.CopyKey[:0], dst.Prefix[:0], dst.UpstreamRequestID[:0]
+	policies := dst.PolicyIDs[:0]
 	*dst = *src
 	dst.RequestID = append(rid, src.RequestID...)
 	dst.Remote = append(remote, src.Remote...)
@@ -388,34 +411,57 @@ func copyEvent(dst, src *governance.Event) {
 	dst.CopyKey = append(ck, src.CopyKey...)
 	dst.Prefix = append(prefix, src.Prefix...)
 	dst.UpstreamRequestID = append(urid, src.UpstreamRequestID...)
-	if src.PolicyIDs != nil {
-		dst.PolicyIDs = append([]string(nil), src.PolicyIDs...)
-	}
+	// The strings are immutable: sharing them is copying them.
+	dst.PolicyIDs = append(policies, src.PolicyIDs...)
 }
+
+// retryMax bounds the wait between two attempts at a batch.
+const retryMax = 5 * time.Second
 
 func (w *TrailWriter) run() {
 	defer w.wg.Done()
 	batch := make([]*queued, 0, w.opt.Batch)
+	var enc copyBuf
 	tick := time.NewTicker(w.opt.FlushInterval)
 	defer tick.Stop()
 	report := time.NewTicker(10 * time.Second)
 	defer report.Stop()
+	closing := false
+	// flush writes batch, again and again until Postgres takes it; once
+	// the writer is closing, one more attempt and what fails is dropped.
 	flush := func() {
-		if len(batch) == 0 {
-			return
+		wait := w.opt.FlushInterval
+		for attempt := 0; len(batch) > 0; attempt++ {
+			ctx, cancel := context.WithTimeout(context.Background(), syncWriteTimeout)
+			err := w.write(ctx, batch, &enc)
+			cancel()
+			if err == nil {
+				if w.opt.OnWrite != nil {
+					w.opt.OnWrite(len(batch))
+				}
+				break
+			}
+			if attempt == 0 {
+				w.opt.Logger.Error("audit trail: a batch could not be written; retrying (the buffer holds what arrives meanwhile)",
+					zap.Int("events", len(batch)), zap.Error(err))
+			}
+			if closing && attempt > 0 {
+				w.opt.Logger.Error("audit trail: closing with a batch Postgres did not take; its events are in the JSON audit log only",
+					zap.Int("events", len(batch)), zap.Error(err))
+				w.drop(len(batch))
+				break
+			}
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-w.done:
+				t.Stop()
+				closing = true
+			}
+			wait = min(2*wait, retryMax)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err := w.write(ctx, batch)
-		cancel()
-		if err != nil {
-			w.opt.Logger.Error("audit trail: a batch could not be written; its events are in the JSON audit log only",
-				zap.Int("events", len(batch)), zap.Error(err))
-			w.drop(len(batch))
-		} else if w.opt.OnWrite != nil {
-			w.opt.OnWrite(len(batch))
-		}
-		for _, ev := range batch {
-			w.pool.Put(ev)
+		for _, q := range batch {
+			w.recycle(q)
 		}
 		batch = batch[:0]
 	}
@@ -434,6 +480,7 @@ func (w *TrailWriter) run() {
 					zap.Int64("events", n))
 			}
 		case <-w.done:
+			closing = true
 			for {
 				select {
 				case ev := <-w.ch:
@@ -453,23 +500,26 @@ func (w *TrailWriter) run() {
 	}
 }
 
-func (w *TrailWriter) write(ctx context.Context, batch []*queued) error {
+// write writes batch in one COPY; the outcome sets whether the trail is
+// down.
+func (w *TrailWriter) write(ctx context.Context, batch []*queued, enc *copyBuf) error {
+	err := w.writeBatch(ctx, batch, enc)
+	w.down.Store(err != nil)
+	return err
+}
+
+func (w *TrailWriter) writeBatch(ctx context.Context, batch []*queued, enc *copyBuf) error {
+	enc.reset()
+	for _, q := range batch {
+		enc.add(&q.ev, q.at)
+	}
 	tx, err := w.s.db.BeginTx(ctx, pgx.TxOptions{})
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
-	evs := make([]*governance.Event, 0, 500)
-	at := make([]time.Time, 0, 500)
-	for i := 0; i < len(batch); i += 500 {
-		evs, at = evs[:0], at[:0]
-		for _, q := range batch[i:min(i+500, len(batch))] {
-			evs = append(evs, &q.ev)
-			at = append(at, q.at)
-		}
-		if err := InsertEvents(ctx, tx, w.s.schema, at, evs); err != nil {
-			return err
-		}
+	if err := enc.copy(ctx, tx, w.s.schema); err != nil {
+		return err
 	}
 	return tx.Commit(ctx)
 }

@@ -3,12 +3,18 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"net"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/governance/store"
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
@@ -99,5 +105,141 @@ func TestRecordSyncGroupCommits(t *testing.T) {
 	w.Close()
 	if err := w.RecordSync(ctx, &governance.Event{Source: governance.SourceCatalog, Principal: "carol"}); err == nil {
 		t.Error("RecordSync after Close reported success")
+	}
+}
+
+// TestTrailRowsAsRecorded: the batched writer's rows read back as the
+// events were recorded — every column, a list's prefix as its key, the
+// policy ids (none: the empty array), and a key that is not valid UTF-8
+// or holds a NUL (which text cannot store) made storable instead of
+// failing its batch.
+func TestTrailRowsAsRecorded(t *testing.T) {
+	dsn := pgtest.Database(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := ducklake.Init(ctx, pgtest.Connect(t, dsn), ducklake.InitOptions{DataPath: "s3://lake/data/"}); err != nil {
+		t.Fatal(err)
+	}
+	s := store.New(pgtest.Pool(t, dsn), "")
+	w := s.NewTrailWriter(store.TrailOptions{FlushInterval: 10 * time.Millisecond})
+	evs := []governance.Event{
+		{Source: governance.SourceS3, RequestID: []byte("18C0A1B2"), Action: "GetObject", Principal: "bob", Actor: "agent",
+			Channel: "mcp", Delegator: "broker", Bucket: []byte("lake"), Key: []byte("data/t/f.parquet"),
+			Decision: governance.OutcomeAllow, Reason: "allowed by governance", PolicyIDs: []string{"mask_email", "rows_eu"},
+			Status: 200, BytesIn: 7, BytesOut: 1 << 40, Latency: 1500 * time.Microsecond},
+		{Source: governance.SourceS3, Action: "ListObjectsV2", Principal: "bob", Bucket: []byte("lake"), IsList: true,
+			Key: []byte("ignored"), Prefix: []byte("data/t/"), Decision: governance.OutcomeDeny, Status: 403, Error: "AccessDenied"},
+		{Source: governance.SourceCatalog, Action: "LoadTable", Principal: "bob", Namespace: "sales", Table: "örders",
+			Key: []byte("bad\xff\x00key"), Decision: governance.OutcomeNone, Status: 503},
+	}
+	for i := range evs {
+		w.Record(&evs[i])
+	}
+	w.Close()
+	recs, _, err := s.Audit(ctx, store.Query{Principal: "bob"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != len(evs) {
+		t.Fatalf("%d rows, want %d: %+v", len(recs), len(evs), recs)
+	}
+	r := recs[0]
+	r.ID, r.Time = 0, time.Time{}
+	want := store.Record{Source: "s3", RequestID: "18C0A1B2", Principal: "bob", Actor: "agent", Channel: "mcp", Delegator: "broker",
+		Action: "GetObject", Bucket: "lake", Key: "data/t/f.parquet", Decision: "allow", Reason: "allowed by governance",
+		PolicyIDs: []string{"mask_email", "rows_eu"}, Status: 200, BytesIn: 7, BytesOut: 1 << 40, LatencyMS: 1.5}
+	if fmt.Sprint(r) != fmt.Sprint(want) {
+		t.Errorf("row 0:\n got %+v\nwant %+v", r, want)
+	}
+	if since := time.Since(recs[0].Time); since < 0 || since > time.Minute {
+		t.Errorf("row 0's ts is %v, %v from now", recs[0].Time, since)
+	}
+	if r := recs[1]; r.Key != "data/t/" || r.Decision != "deny" || r.Error != "AccessDenied" || r.PolicyIDs == nil || len(r.PolicyIDs) != 0 {
+		t.Errorf("row 1 (a listing): %+v", r)
+	}
+	if r := recs[2]; r.Key != "bad\uFFFD\uFFFDkey" || r.Table != "örders" || r.Decision != "none" || r.Status != 503 {
+		t.Errorf("row 2: %+v", r)
+	}
+}
+
+// TestRecordCheckedFailsClosed: RecordChecked's events are buffered like
+// the gateway's, and every one it accepted is on the trail in the end,
+// through a Postgres outage (the writer keeps its batch and writes it
+// again); once the writer has seen the trail fail, RecordChecked writes
+// synchronously, so it fails — and its caller refuses — until Postgres
+// is back.
+func TestRecordCheckedFailsClosed(t *testing.T) {
+	dsn := pgtest.Database(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, err := ducklake.Init(ctx, pgtest.Connect(t, dsn), ducklake.InitOptions{DataPath: "s3://lake/data/"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	relay := testsupport.NewRelay(t, net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))))
+	host, port, _ := net.SplitHostPort(relay.Addr)
+	p, _ := strconv.Atoi(port)
+	cfg.ConnConfig.Host, cfg.ConnConfig.Port = host, uint16(p)
+	cfg.ConnConfig.ConnectTimeout = 2 * time.Second
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	s := store.New(pool, "")
+	var dropped atomic.Int64
+	w := s.NewTrailWriter(store.TrailOptions{FlushInterval: 10 * time.Millisecond,
+		OnDrop: func(n int) { dropped.Add(int64(n)) }})
+	accepted := 0
+	record := func(i int) error {
+		rctx, rcancel := context.WithTimeout(ctx, 3*time.Second)
+		defer rcancel()
+		ev := governance.Event{Source: governance.SourceCatalog, Action: "LoadTable", Principal: "dave",
+			Namespace: "sales", Table: fmt.Sprintf("t%d", i), Decision: governance.OutcomeAllow, Status: 200}
+		err := governance.RecordChecked(rctx, governance.Tee(governance.Discard, w), &ev)
+		if err == nil {
+			accepted++
+		}
+		return err
+	}
+	onTrail := func() int {
+		recs, _, err := store.New(pgtest.Pool(t, dsn), "").Audit(ctx, store.Query{Principal: "dave"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(recs)
+	}
+	if err := record(0); err != nil {
+		t.Fatal(err)
+	}
+	testsupport.WaitFor(t, "the first event on the trail", func() bool { return onTrail() == 1 })
+
+	relay.Cut()
+	i := 1
+	// Until the writer has seen a write fail, events are accepted (and
+	// must reach the trail later); from then on they are refused.
+	testsupport.WaitFor(t, "RecordChecked to refuse while Postgres is down", func() bool {
+		i++
+		return record(i) != nil
+	})
+	for range 3 {
+		i++
+		if err := record(i); err == nil {
+			t.Fatal("RecordChecked accepted an event while the trail is down")
+		}
+	}
+
+	relay.Restore()
+	testsupport.WaitFor(t, "RecordChecked to accept again once Postgres is back", func() bool {
+		i++
+		return record(i) == nil
+	})
+	testsupport.WaitFor(t, "every accepted event on the trail", func() bool { return onTrail() == accepted })
+	w.Close()
+	if n := onTrail(); n != accepted || dropped.Load() != 0 {
+		t.Errorf("%d of %d accepted events on the trail, %d dropped", n, accepted, dropped.Load())
 	}
 }

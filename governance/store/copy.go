@@ -1,0 +1,143 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/duckicelake/duckicelake/governance"
+)
+
+// The audit trail is written with COPY … FROM STDIN (FORMAT binary): one
+// statement per batch whatever its size, no parameters for Postgres to
+// parse and plan, and rows encoded here straight into one reused buffer —
+// no interface boxing, no reflection, no allocation per event. A batch is
+// one statement, so it is in whole or not at all.
+
+// auditCopyColumns are the columns each encoded row fills, in order.
+const auditCopyColumns = 20
+
+// copyHeader starts a binary COPY stream: the signature, flags, no
+// header extension.
+var copyHeader = []byte("PGCOPY\n\377\r\n\000\x00\x00\x00\x00\x00\x00\x00\x00")
+
+// pgEpochMicros is 2000-01-01 00:00:00 UTC, Postgres's timestamp zero, in
+// Unix microseconds.
+const pgEpochMicros = 946684800 * 1_000_000
+
+// oidText is the type of policy_ids' elements.
+const oidText = 25
+
+// copySQL is the COPY statement of the audit trail in quoted schema
+// qschema.
+func copySQL(qschema string) string {
+	return "COPY " + qschema + ".duckicelake_audit (" + auditColumns + ") FROM STDIN (FORMAT binary)"
+}
+
+// copyBuf encodes a batch of audit rows; reuse one per writer.
+type copyBuf struct {
+	b []byte
+	r bytes.Reader
+}
+
+func (c *copyBuf) reset() { c.b = append(c.b[:0], copyHeader...) }
+
+// add appends ev, which happened at at, as one row.
+func (c *copyBuf) add(ev *governance.Event, at time.Time) {
+	b := binary.BigEndian.AppendUint16(c.b, auditCopyColumns)
+	b = binary.BigEndian.AppendUint32(b, 8)
+	b = binary.BigEndian.AppendUint64(b, uint64(at.UnixMicro()-pgEpochMicros))
+	b = appendText(b, ev.Source)
+	b = appendTextBytes(b, ev.RequestID)
+	b = appendText(b, ev.Principal)
+	b = appendText(b, ev.Actor)
+	b = appendText(b, ev.Channel)
+	b = appendText(b, ev.Delegator)
+	b = appendText(b, ev.Action)
+	b = appendText(b, ev.Namespace)
+	b = appendText(b, ev.Table)
+	b = appendTextBytes(b, ev.Bucket)
+	key := ev.Key
+	if ev.IsList {
+		key = ev.Prefix
+	}
+	b = appendTextBytes(b, key)
+	b = appendText(b, ev.Decision.String())
+	b = appendText(b, ev.Reason)
+	b = appendTextArray(b, ev.PolicyIDs)
+	b = binary.BigEndian.AppendUint32(b, 4)
+	b = binary.BigEndian.AppendUint32(b, uint32(int32(ev.Status)))
+	b = appendText(b, ev.Error)
+	b = binary.BigEndian.AppendUint32(b, 8)
+	b = binary.BigEndian.AppendUint64(b, uint64(ev.BytesIn))
+	b = binary.BigEndian.AppendUint32(b, 8)
+	b = binary.BigEndian.AppendUint64(b, uint64(ev.BytesOut))
+	b = binary.BigEndian.AppendUint32(b, 8)
+	c.b = binary.BigEndian.AppendUint64(b, math.Float64bits(float64(ev.Latency)/float64(time.Millisecond)))
+}
+
+// copy writes the encoded rows to the trail over tx's connection.
+func (c *copyBuf) copy(ctx context.Context, tx pgx.Tx, qschema string) error {
+	c.b = binary.BigEndian.AppendUint16(c.b, 0xFFFF) // the trailer: -1 fields
+	c.r.Reset(c.b)
+	if _, err := tx.Conn().PgConn().CopyFrom(ctx, &c.r, copySQL(qschema)); err != nil {
+		return fmt.Errorf("governance: write the audit trail: %w", err)
+	}
+	return nil
+}
+
+// appendText appends s as a text field: text holds valid UTF-8 without
+// NUL, so anything else is made storable first (the rare case, which
+// allocates).
+func appendText(b []byte, s string) []byte {
+	if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
+		s = sanitize(s)
+	}
+	b = binary.BigEndian.AppendUint32(b, uint32(len(s)))
+	return append(b, s...)
+}
+
+// appendTextBytes is appendText of a byte slice (a key, a request id).
+func appendTextBytes(b, v []byte) []byte {
+	if !utf8.Valid(v) || bytes.IndexByte(v, 0) >= 0 {
+		return appendText(b, sanitize(string(v)))
+	}
+	b = binary.BigEndian.AppendUint32(b, uint32(len(v)))
+	return append(b, v...)
+}
+
+// appendTextArray appends a one-dimensional text[] (the empty array for
+// none: the column is NOT NULL).
+func appendTextArray(b []byte, vs []string) []byte {
+	at := len(b)
+	b = binary.BigEndian.AppendUint32(b, 0) // the field's length, set below
+	if len(vs) == 0 {
+		b = binary.BigEndian.AppendUint32(b, 0) // no dimensions
+	} else {
+		b = binary.BigEndian.AppendUint32(b, 1)
+	}
+	b = binary.BigEndian.AppendUint32(b, 0) // no NULL elements
+	b = binary.BigEndian.AppendUint32(b, oidText)
+	if len(vs) > 0 {
+		b = binary.BigEndian.AppendUint32(b, uint32(len(vs)))
+		b = binary.BigEndian.AppendUint32(b, 1) // lower bound
+		for _, v := range vs {
+			b = appendText(b, v)
+		}
+	}
+	binary.BigEndian.PutUint32(b[at:], uint32(len(b)-at-4))
+	return b
+}
+
+// sanitize makes s storable as Postgres text: NUL is the one byte text
+// cannot hold; invalid UTF-8 is replaced.
+func sanitize(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+}
