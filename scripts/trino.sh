@@ -51,18 +51,9 @@ finish() {
   fi
   exit "$rc"
 }
-trap finish EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+stack_traps finish
 
-for v in $(compgen -e | grep '^DUCKICELAKE_'); do
-  case $v in
-    DUCKICELAKE_PG_BIN | DUCKICELAKE_STACK_LOG_LEVEL | DUCKICELAKE_ENGINES_CACHE) ;;
-    *) unset "$v" ;;
-  esac
-done
-export DUCKICELAKE_DEV_DIR=$scratch/stack DUCKICELAKE_PORTS=free
-stack_init
+stack_isolated_init "$scratch" DUCKICELAKE_ENGINES_CACHE
 stack_start_versitygw || die "versitygw did not start"
 stack_start_catalog || die "Postgres or duckicelake init failed"
 stack_start_gateway || die "duckicelake serve did not start (log: $STACK_DIR/duckicelake.log)"
