@@ -212,11 +212,15 @@ func TestDownloaderTimeout(t *testing.T) {
 
 // TestDownloaderMaxConns: with every connection busy, a request waits for
 // one to come back, and gives up after the connect timeout.
+// answerOK is a rawUpstream handler answering 200 "ok", keeping the
+// connection.
+func answerOK(_ int, _ *http.Request, w *bufio.Writer) bool {
+	w.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+	return true
+}
+
 func TestDownloaderMaxConns(t *testing.T) {
-	u := newRawUpstream(t, func(_ int, _ *http.Request, w *bufio.Writer) bool {
-		w.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-		return true
-	})
+	u := newRawUpstream(t, answerOK)
 	d := testDownloader(t, u.addr(), 1, 5*time.Second)
 	d.connectTimeout = 300 * time.Millisecond
 	var resp fasthttp.Response
@@ -322,10 +326,7 @@ func TestDownloadUpstreamCutOff(t *testing.T) {
 // TestDownloaderIdleExpiry: idle connections close once unused for the idle
 // period, without further traffic.
 func TestDownloaderIdleExpiry(t *testing.T) {
-	u := newRawUpstream(t, func(_ int, _ *http.Request, w *bufio.Writer) bool {
-		w.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-		return true
-	})
+	u := newRawUpstream(t, answerOK)
 	d := testDownloader(t, u.addr(), 4, 5*time.Second)
 	d.maxIdle = 50 * time.Millisecond
 	if _, body, err := download(t, d, "/x"); err != nil || body != "ok" {

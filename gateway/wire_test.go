@@ -29,6 +29,15 @@ func (e *env) dial(t *testing.T) (net.Conn, *bufio.Reader) {
 	return c, bufio.NewReader(c)
 }
 
+// exchange writes raw on a fresh connection to the gateway and reads the
+// response to a request of method.
+func (e *env) exchange(t *testing.T, raw, method string) (*http.Response, string) {
+	t.Helper()
+	c, br := e.dial(t)
+	io.WriteString(c, raw)
+	return readResponse(t, br, method)
+}
+
 func readResponse(t *testing.T, br *bufio.Reader, method string) (*http.Response, string) {
 	t.Helper()
 	resp, err := http.ReadResponse(br, &http.Request{Method: method})
@@ -104,9 +113,7 @@ func TestMalformedRequests(t *testing.T) {
 		r := &rawRequest{method: "PUT", path: "/" + b + "/data/k", payload: sigv4.UnsignedPayload, contentLength: 3,
 			header: []sigv4.Header{{Name: []byte("Transfer-Encoding"), Value: []byte("chunked")}}}
 		head, _ := r.sign(host, m, time.Now())
-		c, br := e.dial(t)
-		io.WriteString(c, head+"3\r\nnew\r\n0\r\n\r\n")
-		resp, got := readResponse(t, br, "PUT")
+		resp, got := e.exchange(t, head+"3\r\nnew\r\n0\r\n\r\n", "PUT")
 		if resp.StatusCode != 400 || !strings.Contains(got, "<Code>InvalidRequest</Code>") {
 			t.Fatalf("got %d %s", resp.StatusCode, got)
 		}
@@ -120,17 +127,13 @@ func TestMalformedRequests(t *testing.T) {
 		i := strings.Index(head, "Authorization: ")
 		j := strings.Index(head[i:], "\r\n") + i + 2
 		head = head[:j] + head[i:j] + head[j:]
-		c, br := e.dial(t)
-		io.WriteString(c, head)
-		resp, got := readResponse(t, br, "GET")
+		resp, got := e.exchange(t, head, "GET")
 		if resp.StatusCode != 400 || !strings.Contains(got, "<Code>InvalidRequest</Code>") {
 			t.Fatalf("got %d %s", resp.StatusCode, got)
 		}
 	})
 	t.Run("oversized headers", func(t *testing.T) {
-		c, br := e.dial(t)
-		io.WriteString(c, "GET /"+b+"/data/k HTTP/1.1\r\nHost: "+host+"\r\nX-Big: "+strings.Repeat("a", DefaultMaxHeaderBytes)+"\r\n\r\n")
-		resp, got := readResponse(t, br, "GET")
+		resp, got := e.exchange(t, "GET /"+b+"/data/k HTTP/1.1\r\nHost: "+host+"\r\nX-Big: "+strings.Repeat("a", DefaultMaxHeaderBytes)+"\r\n\r\n", "GET")
 		if resp.StatusCode != 431 || !strings.Contains(got, "<Code>RequestHeaderSectionTooLarge</Code>") {
 			t.Fatalf("got %d %s", resp.StatusCode, got)
 		}
@@ -138,9 +141,7 @@ func TestMalformedRequests(t *testing.T) {
 	t.Run("session token not signed", func(t *testing.T) {
 		r := &rawRequest{method: "PUT", path: "/" + b + "/data/k", payload: sigv4.UnsignedPayload, contentLength: 3, unsignedToken: true}
 		head, _ := r.sign(host, m, time.Now())
-		c, br := e.dial(t)
-		io.WriteString(c, head+"new")
-		resp, got := readResponse(t, br, "PUT")
+		resp, got := e.exchange(t, head+"new", "PUT")
 		if resp.StatusCode != 403 || !strings.Contains(got, "<Code>AccessDenied</Code>") || !strings.Contains(got, "not signed") {
 			t.Fatalf("got %d %s", resp.StatusCode, got)
 		}
@@ -152,26 +153,20 @@ func TestMalformedRequests(t *testing.T) {
 		"garbage request line":     "NOT HTTP\r\n\r\n",
 	} {
 		t.Run(name, func(t *testing.T) {
-			c, br := e.dial(t)
-			io.WriteString(c, raw)
-			resp, got := readResponse(t, br, "GET")
+			resp, got := e.exchange(t, raw, "GET")
 			if resp.StatusCode != 400 || !strings.Contains(got, "<Code>InvalidRequest</Code>") {
 				t.Fatalf("got %d %s", resp.StatusCode, got)
 			}
 		})
 	}
 	t.Run("anonymous", func(t *testing.T) {
-		c, br := e.dial(t)
-		io.WriteString(c, "GET /"+b+"/data/k HTTP/1.1\r\nHost: "+host+"\r\n\r\n")
-		resp, got := readResponse(t, br, "GET")
+		resp, got := e.exchange(t, "GET /"+b+"/data/k HTTP/1.1\r\nHost: "+host+"\r\n\r\n", "GET")
 		if resp.StatusCode != 403 || !strings.Contains(got, "<Code>AccessDenied</Code>") {
 			t.Fatalf("got %d %s", resp.StatusCode, got)
 		}
 	})
 	t.Run("absolute-form target", func(t *testing.T) {
-		c, br := e.dial(t)
-		io.WriteString(c, "GET http://"+host+"/"+b+"/data/k HTTP/1.1\r\nHost: "+host+"\r\n\r\n")
-		resp, got := readResponse(t, br, "GET")
+		resp, got := e.exchange(t, "GET http://"+host+"/"+b+"/data/k HTTP/1.1\r\nHost: "+host+"\r\n\r\n", "GET")
 		if resp.StatusCode != 400 && resp.StatusCode != 403 {
 			t.Fatalf("got %d %s", resp.StatusCode, got)
 		}
@@ -276,9 +271,7 @@ func TestVirtualHostedAndForwarded(t *testing.T) {
 		// Signed for the virtual host, sent with it as Host.
 		r := &rawRequest{method: "GET", path: "/data/v", payload: sigv4.UnsignedPayload, contentLength: -1}
 		head, _ := r.sign(vhost, m, time.Now())
-		c, br := e.dial(t)
-		io.WriteString(c, strings.Replace(head, "host: ", "Host: ", 1))
-		resp, got := readResponse(t, br, "GET")
+		resp, got := e.exchange(t, strings.Replace(head, "host: ", "Host: ", 1), "GET")
 		if resp.StatusCode != 200 || got != "virtual" {
 			t.Fatalf("virtual-hosted GET: %d %s", resp.StatusCode, got)
 		}
@@ -287,9 +280,7 @@ func TestVirtualHostedAndForwarded(t *testing.T) {
 		// it in X-Forwarded-Host.
 		head, _ = r.sign(vhost, m, time.Now())
 		head = strings.Replace(head, "host: "+vhost, "Host: 127.0.0.1\r\nX-Forwarded-Host: "+vhost, 1)
-		c, br = e.dial(t)
-		io.WriteString(c, head)
-		resp, got = readResponse(t, br, "GET")
+		resp, got = e.exchange(t, head, "GET")
 		if trust && (resp.StatusCode != 200 || got != "virtual") {
 			t.Fatalf("trusted X-Forwarded-Host: %d %s", resp.StatusCode, got)
 		}
