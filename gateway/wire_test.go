@@ -20,13 +20,21 @@ import (
 // dial opens a raw connection to the gateway.
 func (e *env) dial(t *testing.T) (net.Conn, *bufio.Reader) {
 	t.Helper()
-	c, err := net.Dial("tcp", strings.TrimPrefix(e.endpoint, "http://"))
+	c := dialRaw(t, strings.TrimPrefix(e.endpoint, "http://"), 10*time.Second)
+	return c, bufio.NewReader(c)
+}
+
+// dialRaw opens a raw connection to addr whose reads and writes must all be
+// done within d; it is closed when the test ends.
+func dialRaw(t testing.TB, addr string, d time.Duration) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	c.SetDeadline(time.Now().Add(10 * time.Second))
-	return c, bufio.NewReader(c)
+	c.SetDeadline(time.Now().Add(d))
+	return c
 }
 
 // exchange writes raw on a fresh connection to the gateway and reads the
