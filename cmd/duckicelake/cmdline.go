@@ -1,28 +1,13 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 
 	"github.com/duckicelake/duckicelake/internal/config"
 )
-
-// withSignals runs cmd under a context that ends on the given signals
-// (os.Interrupt when none are given): what every long-running command does
-// before its testable body.
-func withSignals(cmd func(ctx context.Context) int, sig ...os.Signal) int {
-	if len(sig) == 0 {
-		sig = []os.Signal{os.Interrupt}
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), sig...)
-	defer stop()
-	return cmd(ctx)
-}
 
 // commandFlags returns the FlagSet of `duckicelake name`: errors go to
 // stderr and -h prints usage followed by the flags' defaults.

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/signal"
 	"strings"
 	"time"
 
@@ -40,8 +39,10 @@ flags:
 `
 
 func runDemo(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+	return withSignals(func(ctx context.Context) int { return demoCmd(ctx, args, stdout, stderr) })
+}
+
+func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := commandFlags("demo", demoUsage, stderr)
 	catURL := fs.String("catalog", "http://127.0.0.1:8181", "the catalog's base URL")
 	prefix := fs.String("warehouse", "lake", "the catalog name")

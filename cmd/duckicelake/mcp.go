@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/signal"
 	"strings"
 	"sync"
 	"time"
@@ -41,8 +40,10 @@ flags:
 `
 
 func runMCP(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+	return withSignals(func(ctx context.Context) int { return mcpCmd(ctx, args, stdout, stderr) })
+}
+
+func mcpCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := commandFlags("mcp", mcpUsage, stderr)
 	catURL := fs.String("catalog", os.Getenv("DUCKICELAKE_MCP_CATALOG"), "the catalog's base URL, http://host:port (DUCKICELAKE_MCP_CATALOG)")
 	prefix := fs.String("warehouse", "lake", "the catalog name")
