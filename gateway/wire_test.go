@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/duckicelake/duckicelake/internal/testsupport"
@@ -193,52 +194,40 @@ func TestPresigned(t *testing.T) {
 	ps := s3.NewPresignClient(c)
 	ctx := context.Background()
 
-	put, err := ps.PresignPutObject(ctx, &s3.PutObjectInput{Bucket: &b, Key: aws.String("data/pre signed")})
-	if err != nil {
-		t.Fatal(err)
+	presigned := func(p *v4.PresignedHTTPRequest, err error) *v4.PresignedHTTPRequest {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
-	req, _ := http.NewRequest(put.Method, put.URL, strings.NewReader("via presigned put"))
-	for k, v := range put.SignedHeader {
-		req.Header[k] = v
+	// send sends a presigned request with body and reads the answer.
+	send := func(p *v4.PresignedHTTPRequest, body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(p.Method, p.URL, strings.NewReader(body))
+		for k, v := range p.SignedHeader {
+			req.Header[k] = v
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		got, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(got)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("presigned put: %d %s", resp.StatusCode, body)
+
+	if code, got := send(presigned(ps.PresignPutObject(ctx, &s3.PutObjectInput{Bucket: &b, Key: aws.String("data/pre signed")})), "via presigned put"); code != 200 {
+		t.Fatalf("presigned put: %d %s", code, got)
 	}
 	if got, _ := e.getDirect(b, "data/pre signed"); got != "via presigned put" {
 		t.Fatalf("backend has %q", got)
 	}
-
-	get, err := ps.PresignGetObject(ctx, &s3.GetObjectInput{Bucket: &b, Key: aws.String("data/pre signed")})
-	if err != nil {
-		t.Fatal(err)
+	if code, got := send(presigned(ps.PresignGetObject(ctx, &s3.GetObjectInput{Bucket: &b, Key: aws.String("data/pre signed")})), ""); code != 200 || got != "via presigned put" {
+		t.Fatalf("presigned get: %d %s", code, got)
 	}
-	resp, err = http.Get(get.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ = io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || string(body) != "via presigned put" {
-		t.Fatalf("presigned get: %d %s", resp.StatusCode, body)
-	}
-
-	bad, err := ps.PresignGetObject(ctx, &s3.GetObjectInput{Bucket: &b, Key: aws.String("secret/x")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err = http.Get(bad.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 403 {
-		t.Fatalf("presigned get outside the grant: %d", resp.StatusCode)
+	if code, _ := send(presigned(ps.PresignGetObject(ctx, &s3.GetObjectInput{Bucket: &b, Key: aws.String("secret/x")})), ""); code != 403 {
+		t.Fatalf("presigned get outside the grant: %d", code)
 	}
 }
 
