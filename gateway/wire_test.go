@@ -208,13 +208,7 @@ func TestPresigned(t *testing.T) {
 		for k, v := range p.SignedHeader {
 			req.Header[k] = v
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		got, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(got)
+		return testsupport.Do(t, req)
 	}
 
 	if code, got := send(presigned(ps.PresignPutObject(ctx, &s3.PutObjectInput{Bucket: &b, Key: aws.String("data/pre signed")})), "via presigned put"); code != 200 {
