@@ -296,12 +296,8 @@ func TestDownloadUpstreamCutOff(t *testing.T) {
 	get := func(key string) (int64, error) {
 		r := &rawRequest{method: "GET", path: "/lake/" + key, payload: sigv4.UnsignedPayload, contentLength: -1}
 		head, _ := r.sign(gw, m, time.Now())
-		c, err := net.Dial("tcp", gw)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := testsupport.Dial(t, gw, 10*time.Second)
 		defer c.Close()
-		c.SetDeadline(time.Now().Add(10 * time.Second))
 		io.WriteString(c, head)
 		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 		if err != nil {

@@ -29,12 +29,8 @@ func (e *env) dial(t *testing.T) (net.Conn, *bufio.Reader) {
 // done within d; it is closed when the test ends.
 func dialRaw(t testing.TB, addr string, d time.Duration) net.Conn {
 	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := testsupport.Dial(t, addr, d)
 	t.Cleanup(func() { c.Close() })
-	c.SetDeadline(time.Now().Add(d))
 	return c
 }
 

@@ -2,8 +2,10 @@ package testsupport
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"testing"
+	"time"
 )
 
 // Do sends req with the default client and returns the status and the whole
@@ -17,4 +19,16 @@ func Do(t testing.TB, req *http.Request) (status int, body string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+// Dial opens a TCP connection to addr whose reads and writes must all be
+// done within d; the caller closes it.
+func Dial(t testing.TB, addr string, d time.Duration) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetDeadline(time.Now().Add(d))
+	return c
 }
