@@ -265,12 +265,7 @@ func gatewayOver(t *testing.T, addr string) (string, creds.Minted) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	testsupport.Serve(t, ln, s.Serve, s.Shutdown)
-	return ln.Addr().String(), m
+	return testsupport.ServeLocal(t, s.Serve, s.Shutdown), m
 }
 
 // TestDownloadUpstreamCutOff: when the upstream stops mid-object, the client

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"strings"
 	"sync"
@@ -123,12 +122,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.endpoint = "http://" + ln.Addr().String()
-	testsupport.Serve(t, ln, e.srv.Serve, e.srv.Shutdown)
+	e.endpoint = "http://" + testsupport.ServeLocal(t, e.srv.Serve, e.srv.Shutdown)
 	e.direct = s3test.Client(up, "", backendKey, backendSecret, "")
 	return e
 }
