@@ -31,7 +31,7 @@ func TestAgentCredentialReadOnly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return newS3Client(e.endpoint, m.AccessKeyID, m.SecretAccessKey, m.SessionToken)
+		return e.clientFor(m)
 	}
 	agent := mint(creds.ActorAgent, creds.ChannelMCP)
 	ctx := context.Background()

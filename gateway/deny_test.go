@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/duckicelake/duckicelake/governance"
+	"github.com/duckicelake/duckicelake/internal/testsupport/s3test"
 )
 
 // TestScopeDenials: every operation on a key outside the credential's grants
@@ -186,7 +187,7 @@ func TestCredentialFailures(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newS3Client(e.endpoint, tc.key, tc.secret, tc.token)
+			c := s3test.Client(e.endpoint, "", tc.key, tc.secret, tc.token)
 			_, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: &b, Key: aws.String("data/x"), Body: strings.NewReader("overwritten")})
 			if code := errorCode(err); code != tc.want {
 				t.Fatalf("put: %q (%v), want %s", code, err, tc.want)

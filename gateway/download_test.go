@@ -212,11 +212,15 @@ func TestDownloaderTimeout(t *testing.T) {
 
 // TestDownloaderMaxConns: with every connection busy, a request waits for
 // one to come back, and gives up after the connect timeout.
+// answerOK is a rawUpstream handler answering 200 "ok", keeping the
+// connection.
+func answerOK(_ int, _ *http.Request, w *bufio.Writer) bool {
+	w.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+	return true
+}
+
 func TestDownloaderMaxConns(t *testing.T) {
-	u := newRawUpstream(t, func(_ int, _ *http.Request, w *bufio.Writer) bool {
-		w.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-		return true
-	})
+	u := newRawUpstream(t, answerOK)
 	d := testDownloader(t, u.addr(), 1, 5*time.Second)
 	d.connectTimeout = 300 * time.Millisecond
 	var resp fasthttp.Response
@@ -261,12 +265,7 @@ func gatewayOver(t *testing.T, addr string) (string, creds.Minted) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	testsupport.Serve(t, ln, s.Serve, s.Shutdown)
-	return ln.Addr().String(), m
+	return testsupport.ServeLocal(t, s.Serve, s.Shutdown), m
 }
 
 // TestDownloadUpstreamCutOff: when the upstream stops mid-object, the client
@@ -292,12 +291,8 @@ func TestDownloadUpstreamCutOff(t *testing.T) {
 	get := func(key string) (int64, error) {
 		r := &rawRequest{method: "GET", path: "/lake/" + key, payload: sigv4.UnsignedPayload, contentLength: -1}
 		head, _ := r.sign(gw, m, time.Now())
-		c, err := net.Dial("tcp", gw)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := testsupport.Dial(t, gw, 10*time.Second)
 		defer c.Close()
-		c.SetDeadline(time.Now().Add(10 * time.Second))
 		io.WriteString(c, head)
 		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 		if err != nil {
@@ -322,10 +317,7 @@ func TestDownloadUpstreamCutOff(t *testing.T) {
 // TestDownloaderIdleExpiry: idle connections close once unused for the idle
 // period, without further traffic.
 func TestDownloaderIdleExpiry(t *testing.T) {
-	u := newRawUpstream(t, func(_ int, _ *http.Request, w *bufio.Writer) bool {
-		w.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-		return true
-	})
+	u := newRawUpstream(t, answerOK)
 	d := testDownloader(t, u.addr(), 4, 5*time.Second)
 	d.maxIdle = 50 * time.Millisecond
 	if _, body, err := download(t, d, "/x"); err != nil || body != "ok" {

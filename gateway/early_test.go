@@ -30,8 +30,8 @@ func TestEarlyUpstreamAnswer(t *testing.T) {
 	missing := "missing-" + b
 	_, m := e.client(b+":data/:rw", missing+":data/:rw")
 	sdks := map[string]*s3.Client{
-		"default":       newS3Client(e.endpoint, m.AccessKeyID, m.SecretAccessKey, m.SessionToken),
-		"when_required": newS3Client(e.endpoint, m.AccessKeyID, m.SecretAccessKey, m.SessionToken, func(o *s3.Options) { o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired }),
+		"default":       e.clientFor(m),
+		"when_required": e.clientFor(m, func(o *s3.Options) { o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired }),
 	}
 	host := strings.TrimPrefix(e.endpoint, "http://")
 

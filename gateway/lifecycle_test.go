@@ -26,12 +26,7 @@ func TestGracefulShutdown(t *testing.T) {
 	r := &rawRequest{method: "PUT", path: "/" + b + "/data/inflight", payload: sigv4.UnsignedPayload, contentLength: int64(len(body))}
 	head, _ := r.sign(host, m, time.Now())
 
-	c, err := net.Dial("tcp", host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(20 * time.Second))
+	c := dialRaw(t, host, 20*time.Second)
 	io.WriteString(c, head+body[:20<<10])
 	time.Sleep(100 * time.Millisecond) // the handler is now streaming the body upstream
 
@@ -128,12 +123,7 @@ func TestLargeObjectStreams(t *testing.T) {
 
 	r := &rawRequest{method: "PUT", path: "/" + b + "/data/large", payload: sigv4.UnsignedPayload, contentLength: size}
 	head, _ := r.sign(host, m, time.Now())
-	c, err := net.Dial("tcp", host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(120 * time.Second))
+	c := dialRaw(t, host, 120*time.Second)
 	io.WriteString(c, head)
 	if _, err := io.Copy(c, &patternReader{n: size}); err != nil {
 		t.Fatal(err)

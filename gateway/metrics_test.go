@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"io"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -63,13 +62,8 @@ func TestAdminEndpoints(t *testing.T) {
 	}
 	_, _ = c.GetObject(ctx, &s3.GetObjectInput{Bucket: &b, Key: aws.String("secret/m")})
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	admin := &fasthttp.Server{Handler: e.srv.AdminHandler(e.registry, nil)}
-	testsupport.Serve(t, ln, admin.Serve, admin.ShutdownWithContext)
-	base := "http://" + ln.Addr().String()
+	base := "http://" + testsupport.ServeLocal(t, admin.Serve, admin.ShutdownWithContext)
 
 	get := func(path string) (int, string) {
 		req := fasthttp.AcquireRequest()

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/duckicelake/duckicelake/internal/testsupport"
+	"github.com/duckicelake/duckicelake/internal/testsupport/s3test"
 )
 
 func TestObjectLifecycleThroughGateway(t *testing.T) {
@@ -241,7 +242,7 @@ func TestVirtualHostedUpstream(t *testing.T) {
 		c.Upstream.PathStyle = false
 		c.Upstream.dial = func(string) (net.Conn, error) { return net.Dial("tcp", addr) }
 	})
-	direct := newS3Client("http://"+addr, backendKey, backendSecret, "")
+	direct := s3test.Client("http://"+addr, "", backendKey, backendSecret, "")
 	ctx := context.Background()
 	b := "vhost"
 	if _, err := direct.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &b}); err != nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"strings"
 	"sync"
@@ -13,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,6 +20,7 @@ import (
 	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/internal/creds"
 	"github.com/duckicelake/duckicelake/internal/testsupport"
+	"github.com/duckicelake/duckicelake/internal/testsupport/s3test"
 )
 
 // The backend's root credentials and the gateway operator's.
@@ -124,13 +122,8 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.endpoint = "http://" + ln.Addr().String()
-	testsupport.Serve(t, ln, e.srv.Serve, e.srv.Shutdown)
-	e.direct = newS3Client(up, backendKey, backendSecret, "")
+	e.endpoint = "http://" + testsupport.ServeLocal(t, e.srv.Serve, e.srv.Shutdown)
+	e.direct = s3test.Client(up, "", backendKey, backendSecret, "")
 	return e
 }
 
@@ -142,14 +135,9 @@ func (w *testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func newS3Client(endpoint, key, secret, token string, opts ...func(*s3.Options)) *s3.Client {
-	return s3.New(s3.Options{
-		BaseEndpoint: aws.String(endpoint),
-		Region:       "us-east-1",
-		UsePathStyle: true,
-		Credentials:  credentials.NewStaticCredentialsProvider(key, secret, token),
-		Retryer:      aws.NopRetryer{},
-	}, opts...)
+// clientFor returns an S3 client through the gateway signing with m.
+func (e *env) clientFor(m creds.Minted, opts ...func(*s3.Options)) *s3.Client {
+	return s3test.Client(e.endpoint, "", m.AccessKeyID, m.SecretAccessKey, m.SessionToken, opts...)
 }
 
 // client returns an S3 client through the gateway for a credential minted
@@ -157,7 +145,7 @@ func newS3Client(endpoint, key, secret, token string, opts ...func(*s3.Options))
 func (e *env) client(grants ...string) (*s3.Client, creds.Minted) {
 	e.t.Helper()
 	m := e.mint(time.Hour, grants...)
-	return newS3Client(e.endpoint, m.AccessKeyID, m.SecretAccessKey, m.SessionToken), m
+	return e.clientFor(m), m
 }
 
 func (e *env) mint(ttl time.Duration, grants ...string) creds.Minted {
@@ -184,7 +172,7 @@ func (e *env) mint(ttl time.Duration, grants ...string) creds.Minted {
 
 // rootClient is the gateway operator's client through the gateway.
 func (e *env) rootClient() *s3.Client {
-	return newS3Client(e.endpoint, gwRootKey, gwRootSecret, "")
+	return s3test.Client(e.endpoint, "", gwRootKey, gwRootSecret, "")
 }
 
 var bucketSeq atomic.Int64

@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/duckicelake/duckicelake/internal/creds"
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 	"github.com/duckicelake/duckicelake/sigv4"
 )
 
@@ -99,12 +100,8 @@ func (e *env) send(t *testing.T, head string, wire []byte, truncate int) (*http.
 // body, as S3 does.
 func sendTo(t *testing.T, addr, head string, wire []byte, truncate int, isHead bool) (*http.Response, string) {
 	t.Helper()
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := testsupport.Dial(t, addr, 20*time.Second)
 	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(20 * time.Second))
 	if _, err := io.WriteString(conn, head); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/duckicelake/duckicelake/internal/testsupport"
@@ -20,13 +21,26 @@ import (
 // dial opens a raw connection to the gateway.
 func (e *env) dial(t *testing.T) (net.Conn, *bufio.Reader) {
 	t.Helper()
-	c, err := net.Dial("tcp", strings.TrimPrefix(e.endpoint, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	c.SetDeadline(time.Now().Add(10 * time.Second))
+	c := dialRaw(t, strings.TrimPrefix(e.endpoint, "http://"), 10*time.Second)
 	return c, bufio.NewReader(c)
+}
+
+// dialRaw opens a raw connection to addr whose reads and writes must all be
+// done within d; it is closed when the test ends.
+func dialRaw(t testing.TB, addr string, d time.Duration) net.Conn {
+	t.Helper()
+	c := testsupport.Dial(t, addr, d)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// exchange writes raw on a fresh connection to the gateway and reads the
+// response to a request of method.
+func (e *env) exchange(t *testing.T, raw, method string) (*http.Response, string) {
+	t.Helper()
+	c, br := e.dial(t)
+	io.WriteString(c, raw)
+	return readResponse(t, br, method)
 }
 
 func readResponse(t *testing.T, br *bufio.Reader, method string) (*http.Response, string) {
@@ -104,9 +118,7 @@ func TestMalformedRequests(t *testing.T) {
 		r := &rawRequest{method: "PUT", path: "/" + b + "/data/k", payload: sigv4.UnsignedPayload, contentLength: 3,
 			header: []sigv4.Header{{Name: []byte("Transfer-Encoding"), Value: []byte("chunked")}}}
 		head, _ := r.sign(host, m, time.Now())
-		c, br := e.dial(t)
-		io.WriteString(c, head+"3\r\nnew\r\n0\r\n\r\n")
-		resp, got := readResponse(t, br, "PUT")
+		resp, got := e.exchange(t, head+"3\r\nnew\r\n0\r\n\r\n", "PUT")
 		if resp.StatusCode != 400 || !strings.Contains(got, "<Code>InvalidRequest</Code>") {
 			t.Fatalf("got %d %s", resp.StatusCode, got)
 		}
@@ -120,17 +132,13 @@ func TestMalformedRequests(t *testing.T) {
 		i := strings.Index(head, "Authorization: ")
 		j := strings.Index(head[i:], "\r\n") + i + 2
 		head = head[:j] + head[i:j] + head[j:]
-		c, br := e.dial(t)
-		io.WriteString(c, head)
-		resp, got := readResponse(t, br, "GET")
+		resp, got := e.exchange(t, head, "GET")
 		if resp.StatusCode != 400 || !strings.Contains(got, "<Code>InvalidRequest</Code>") {
 			t.Fatalf("got %d %s", resp.StatusCode, got)
 		}
 	})
 	t.Run("oversized headers", func(t *testing.T) {
-		c, br := e.dial(t)
-		io.WriteString(c, "GET /"+b+"/data/k HTTP/1.1\r\nHost: "+host+"\r\nX-Big: "+strings.Repeat("a", DefaultMaxHeaderBytes)+"\r\n\r\n")
-		resp, got := readResponse(t, br, "GET")
+		resp, got := e.exchange(t, "GET /"+b+"/data/k HTTP/1.1\r\nHost: "+host+"\r\nX-Big: "+strings.Repeat("a", DefaultMaxHeaderBytes)+"\r\n\r\n", "GET")
 		if resp.StatusCode != 431 || !strings.Contains(got, "<Code>RequestHeaderSectionTooLarge</Code>") {
 			t.Fatalf("got %d %s", resp.StatusCode, got)
 		}
@@ -138,9 +146,7 @@ func TestMalformedRequests(t *testing.T) {
 	t.Run("session token not signed", func(t *testing.T) {
 		r := &rawRequest{method: "PUT", path: "/" + b + "/data/k", payload: sigv4.UnsignedPayload, contentLength: 3, unsignedToken: true}
 		head, _ := r.sign(host, m, time.Now())
-		c, br := e.dial(t)
-		io.WriteString(c, head+"new")
-		resp, got := readResponse(t, br, "PUT")
+		resp, got := e.exchange(t, head+"new", "PUT")
 		if resp.StatusCode != 403 || !strings.Contains(got, "<Code>AccessDenied</Code>") || !strings.Contains(got, "not signed") {
 			t.Fatalf("got %d %s", resp.StatusCode, got)
 		}
@@ -152,26 +158,20 @@ func TestMalformedRequests(t *testing.T) {
 		"garbage request line":     "NOT HTTP\r\n\r\n",
 	} {
 		t.Run(name, func(t *testing.T) {
-			c, br := e.dial(t)
-			io.WriteString(c, raw)
-			resp, got := readResponse(t, br, "GET")
+			resp, got := e.exchange(t, raw, "GET")
 			if resp.StatusCode != 400 || !strings.Contains(got, "<Code>InvalidRequest</Code>") {
 				t.Fatalf("got %d %s", resp.StatusCode, got)
 			}
 		})
 	}
 	t.Run("anonymous", func(t *testing.T) {
-		c, br := e.dial(t)
-		io.WriteString(c, "GET /"+b+"/data/k HTTP/1.1\r\nHost: "+host+"\r\n\r\n")
-		resp, got := readResponse(t, br, "GET")
+		resp, got := e.exchange(t, "GET /"+b+"/data/k HTTP/1.1\r\nHost: "+host+"\r\n\r\n", "GET")
 		if resp.StatusCode != 403 || !strings.Contains(got, "<Code>AccessDenied</Code>") {
 			t.Fatalf("got %d %s", resp.StatusCode, got)
 		}
 	})
 	t.Run("absolute-form target", func(t *testing.T) {
-		c, br := e.dial(t)
-		io.WriteString(c, "GET http://"+host+"/"+b+"/data/k HTTP/1.1\r\nHost: "+host+"\r\n\r\n")
-		resp, got := readResponse(t, br, "GET")
+		resp, got := e.exchange(t, "GET http://"+host+"/"+b+"/data/k HTTP/1.1\r\nHost: "+host+"\r\n\r\n", "GET")
 		if resp.StatusCode != 400 && resp.StatusCode != 403 {
 			t.Fatalf("got %d %s", resp.StatusCode, got)
 		}
@@ -190,52 +190,34 @@ func TestPresigned(t *testing.T) {
 	ps := s3.NewPresignClient(c)
 	ctx := context.Background()
 
-	put, err := ps.PresignPutObject(ctx, &s3.PutObjectInput{Bucket: &b, Key: aws.String("data/pre signed")})
-	if err != nil {
-		t.Fatal(err)
+	presigned := func(p *v4.PresignedHTTPRequest, err error) *v4.PresignedHTTPRequest {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
-	req, _ := http.NewRequest(put.Method, put.URL, strings.NewReader("via presigned put"))
-	for k, v := range put.SignedHeader {
-		req.Header[k] = v
+	// send sends a presigned request with body and reads the answer.
+	send := func(p *v4.PresignedHTTPRequest, body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(p.Method, p.URL, strings.NewReader(body))
+		for k, v := range p.SignedHeader {
+			req.Header[k] = v
+		}
+		return testsupport.Do(t, req)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("presigned put: %d %s", resp.StatusCode, body)
+
+	if code, got := send(presigned(ps.PresignPutObject(ctx, &s3.PutObjectInput{Bucket: &b, Key: aws.String("data/pre signed")})), "via presigned put"); code != 200 {
+		t.Fatalf("presigned put: %d %s", code, got)
 	}
 	if got, _ := e.getDirect(b, "data/pre signed"); got != "via presigned put" {
 		t.Fatalf("backend has %q", got)
 	}
-
-	get, err := ps.PresignGetObject(ctx, &s3.GetObjectInput{Bucket: &b, Key: aws.String("data/pre signed")})
-	if err != nil {
-		t.Fatal(err)
+	if code, got := send(presigned(ps.PresignGetObject(ctx, &s3.GetObjectInput{Bucket: &b, Key: aws.String("data/pre signed")})), ""); code != 200 || got != "via presigned put" {
+		t.Fatalf("presigned get: %d %s", code, got)
 	}
-	resp, err = http.Get(get.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ = io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || string(body) != "via presigned put" {
-		t.Fatalf("presigned get: %d %s", resp.StatusCode, body)
-	}
-
-	bad, err := ps.PresignGetObject(ctx, &s3.GetObjectInput{Bucket: &b, Key: aws.String("secret/x")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err = http.Get(bad.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 403 {
-		t.Fatalf("presigned get outside the grant: %d", resp.StatusCode)
+	if code, _ := send(presigned(ps.PresignGetObject(ctx, &s3.GetObjectInput{Bucket: &b, Key: aws.String("secret/x")})), ""); code != 403 {
+		t.Fatalf("presigned get outside the grant: %d", code)
 	}
 }
 
@@ -276,9 +258,7 @@ func TestVirtualHostedAndForwarded(t *testing.T) {
 		// Signed for the virtual host, sent with it as Host.
 		r := &rawRequest{method: "GET", path: "/data/v", payload: sigv4.UnsignedPayload, contentLength: -1}
 		head, _ := r.sign(vhost, m, time.Now())
-		c, br := e.dial(t)
-		io.WriteString(c, strings.Replace(head, "host: ", "Host: ", 1))
-		resp, got := readResponse(t, br, "GET")
+		resp, got := e.exchange(t, strings.Replace(head, "host: ", "Host: ", 1), "GET")
 		if resp.StatusCode != 200 || got != "virtual" {
 			t.Fatalf("virtual-hosted GET: %d %s", resp.StatusCode, got)
 		}
@@ -287,9 +267,7 @@ func TestVirtualHostedAndForwarded(t *testing.T) {
 		// it in X-Forwarded-Host.
 		head, _ = r.sign(vhost, m, time.Now())
 		head = strings.Replace(head, "host: "+vhost, "Host: 127.0.0.1\r\nX-Forwarded-Host: "+vhost, 1)
-		c, br = e.dial(t)
-		io.WriteString(c, head)
-		resp, got = readResponse(t, br, "GET")
+		resp, got = e.exchange(t, head, "GET")
 		if trust && (resp.StatusCode != 200 || got != "virtual") {
 			t.Fatalf("trusted X-Forwarded-Host: %d %s", resp.StatusCode, got)
 		}

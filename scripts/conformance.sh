@@ -89,22 +89,10 @@ finish() {
   fi
   exit "$rc"
 }
-trap finish EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-# Never inherit a dev, real-backend or configuration setting (a
-# DUCKICELAKE_<TABLE>_<KEY> would override the stack's config file).
-for v in $(compgen -e | grep '^DUCKICELAKE_'); do
-  case $v in
-    DUCKICELAKE_PG_BIN | DUCKICELAKE_STACK_LOG_LEVEL) ;;
-    *) unset "$v" ;;
-  esac
-done
+stack_traps finish
 
 step "stack"
-export DUCKICELAKE_DEV_DIR=$scratch/stack DUCKICELAKE_PORTS=free
-stack_init
+stack_isolated_init "$scratch"
 bucket=$STACK_BUCKET
 stack_start_versitygw || cannot "versitygw did not start"
 stack_start_catalog || cannot "Postgres or duckicelake init failed (log: $STACK_PG_DIR/postgres.log)"

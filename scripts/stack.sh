@@ -155,16 +155,48 @@ stack_init() {
 # stack_backend_keys loads the backend's root keys from the state directory,
 # generating them on first use so a restarted dev stack keeps its keys.
 stack_backend_keys() {
-  local f=$STACK_DIR/s3-root.env
+  stack_keyfile "$STACK_DIR/s3-root.env" STACK_S3_ACCESS_KEY "root$(stack_random_hex 8)" \
+    STACK_S3_SECRET_KEY "$(stack_random_hex 20)"
+}
+
+# stack_keyfile FILE NAME VALUE NAME VALUE sources FILE (0600), first
+# writing the two assignments to it when it is empty or missing: keys made
+# once and kept across restarts.
+stack_keyfile() {
+  local f=$1
   if [[ ! -s $f ]]; then
     (
       umask 077
-      printf 'STACK_S3_ACCESS_KEY=root%s\nSTACK_S3_SECRET_KEY=%s\n' \
-        "$(stack_random_hex 8)" "$(stack_random_hex 20)" >"$f"
+      printf '%s=%s\n%s=%s\n' "$2" "$3" "$4" "$5" >"$f"
     )
   fi
   # shellcheck disable=SC1090
   source "$f"
+}
+
+# stack_isolated_init SCRATCH [VAR...] runs stack_init for a throwaway
+# stack under SCRATCH/stack on free ports, after unsetting every
+# DUCKICELAKE_* variable but DUCKICELAKE_PG_BIN, DUCKICELAKE_STACK_LOG_LEVEL
+# and the VARs named: a dev, real-backend or configuration setting must never
+# leak in (a DUCKICELAKE_<TABLE>_<KEY> would override the stack's config file).
+stack_isolated_init() {
+  local scratch=$1 v keep
+  shift
+  keep=" DUCKICELAKE_PG_BIN DUCKICELAKE_STACK_LOG_LEVEL $* "
+  for v in $(compgen -e | grep '^DUCKICELAKE_'); do
+    [[ $keep == *" $v "* ]] || unset "$v"
+  done
+  export DUCKICELAKE_DEV_DIR=$scratch/stack DUCKICELAKE_PORTS=free
+  stack_init
+}
+
+# stack_traps FUNC runs FUNC on exit, and exits 130 on SIGINT and 143 on
+# SIGTERM (so that FUNC still runs and sees the status).
+stack_traps() {
+  # shellcheck disable=SC2064
+  trap "$1" EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
 }
 
 # stack_track PID records a process this stack started, for stack_stop and `down`.
@@ -343,16 +375,8 @@ stack_mint_key() {
 
 # stack_gateway_root loads (or creates) the gateway's operator root credential.
 stack_gateway_root() {
-  local f=$STACK_DIR/gateway-root.env
-  if [[ ! -s $f ]]; then
-    (
-      umask 077
-      printf 'STACK_ROOT_ACCESS_KEY=DLROOT%s\nSTACK_ROOT_SECRET_KEY=%s\n' \
-        "$(stack_random_hex 7 | tr a-f A-F)" "$(stack_random_hex 20)" >"$f"
-    )
-  fi
-  # shellcheck disable=SC1090
-  source "$f"
+  stack_keyfile "$STACK_DIR/gateway-root.env" STACK_ROOT_ACCESS_KEY "DLROOT$(stack_random_hex 7 | tr a-f A-F)" \
+    STACK_ROOT_SECRET_KEY "$(stack_random_hex 20)"
 }
 
 # stack_write_config writes the configuration (0600: it holds the keys) that

@@ -92,9 +92,7 @@ finish() {
   if ((failed > 0)); then exit 1; fi
   exit 0
 }
-trap finish EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+stack_traps finish
 
 step "go vet"
 go vet ./... || broken vet
@@ -131,16 +129,8 @@ step "start the stack on free ports"
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/duckicelake-test.XXXXXX")
 # Traversable by the postgres user that owns the private cluster when we are root.
 chmod 755 "$scratch"
-# Never inherit a dev, real-backend or configuration setting into the tests
-# (DUCKICELAKE_<TABLE>_<KEY> would override the test stack's config file).
-for v in $(compgen -e | grep '^DUCKICELAKE_'); do
-  case $v in
-    DUCKICELAKE_PG_BIN | DUCKICELAKE_DUCKDB_EXTENSIONS | DUCKICELAKE_STACK_LOG_LEVEL) ;;
-    *) unset "$v" ;;
-  esac
-done
-export DUCKICELAKE_DEV_DIR=$scratch/stack DUCKICELAKE_PORTS=free
-stack_init
+# Never inherit a dev, real-backend or configuration setting into the tests.
+stack_isolated_init "$scratch" DUCKICELAKE_DUCKDB_EXTENSIONS
 # A part that does not come up is a failure, but the suites still run: unit
 # tests need no stack, and the others then say what they missed.
 if ! stack_start_versitygw; then

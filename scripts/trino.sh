@@ -52,24 +52,15 @@ finish() {
   fi
   exit "$rc"
 }
-trap finish EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+stack_traps finish
 
-for v in $(compgen -e | grep '^DUCKICELAKE_'); do
-  case $v in
-    DUCKICELAKE_PG_BIN | DUCKICELAKE_STACK_LOG_LEVEL | DUCKICELAKE_ENGINES_CACHE) ;;
-    *) unset "$v" ;;
-  esac
-done
-export DUCKICELAKE_DEV_DIR=$scratch/stack DUCKICELAKE_PORTS=free
 # Short-lived tokens, so that the run outlives Trino's first one and its
 # OAuth2 refresh is exercised (interop_trino.py's last test waits for that
 # if the rest was quicker). Vended credentials end with the token, so it
 # must still outlast any one query by far.
 token_ttl=180
 export DUCKICELAKE_OAUTH_TOKEN_TTL=${token_ttl}s
-stack_init
+stack_isolated_init "$scratch" DUCKICELAKE_ENGINES_CACHE DUCKICELAKE_OAUTH_TOKEN_TTL
 stack_start_versitygw || die "versitygw did not start"
 stack_start_catalog || die "Postgres or duckicelake init failed"
 stack_start_gateway || die "duckicelake serve did not start (log: $STACK_DIR/duckicelake.log)"

@@ -233,6 +233,18 @@ func (e *ChunkedEncoder) next() {
 	}
 	var hdr [encHeadroom]byte
 	h := strconv.AppendInt(hdr[:0], int64(n), 16)
+	h = e.appendChunkExt(h)
+	start := encHeadroom - len(h)
+	copy(e.buf[start:], h)
+	end := encHeadroom + n
+	e.buf[end], e.buf[end+1] = '\r', '\n'
+	e.out = e.buf[start : end+2]
+}
+
+// appendChunkExt ends a chunk header after its size: when signed, the
+// chunk-signature extension over the data hashed so far (which it chains
+// as the previous signature), then CRLF.
+func (e *ChunkedEncoder) appendChunkExt(h []byte) []byte {
 	if e.signed {
 		e.dataHash.Sum(e.digest[:0])
 		sig := e.signer.chunk(&e.digest)
@@ -241,12 +253,7 @@ func (e *ChunkedEncoder) next() {
 		h = append(h, chunkSignatureExt+"="...)
 		h = hex.AppendEncode(h, sig[:])
 	}
-	h = append(h, '\r', '\n')
-	start := encHeadroom - len(h)
-	copy(e.buf[start:], h)
-	end := encHeadroom + n
-	e.buf[end], e.buf[end+1] = '\r', '\n'
-	e.out = e.buf[start : end+2]
+	return append(h, '\r', '\n')
 }
 
 // final encodes the final chunk and the trailer section.
@@ -258,14 +265,8 @@ func (e *ChunkedEncoder) final() {
 	b := append(e.buf[:0], '0')
 	if e.signed {
 		e.dataHash.Reset()
-		e.dataHash.Sum(e.digest[:0])
-		sig := e.signer.chunk(&e.digest)
-		e.signer.prev = sig
-		b = append(b, ';')
-		b = append(b, chunkSignatureExt+"="...)
-		b = hex.AppendEncode(b, sig[:])
 	}
-	b = append(b, '\r', '\n')
+	b = e.appendChunkExt(b)
 	if e.trailer != 0 {
 		lineStart := len(b)
 		b = append(b, e.trailer.HeaderName()...)

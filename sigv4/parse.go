@@ -291,13 +291,19 @@ func signedHeadersContain(list []byte, name string) bool {
 }
 
 // decodeSignature decodes 64 lower-case hex digits.
-func decodeSignature(dst *[32]byte, v []byte) bool {
+func decodeSignature(dst *[32]byte, v []byte) bool { return decodeHex32(dst, v, true) }
+
+// decodeHexSHA256 decodes a 64-digit hex SHA-256 in either case.
+func decodeHexSHA256(dst *[32]byte, v []byte) bool { return decodeHex32(dst, v, false) }
+
+// decodeHex32 decodes 64 hex digits, lower-case only if lower.
+func decodeHex32(dst *[32]byte, v []byte, lower bool) bool {
 	if len(v) != 64 {
 		return false
 	}
 	for i := range 32 {
-		hi, ok1 := pct.UnhexLower(v[2*i])
-		lo, ok2 := pct.UnhexLower(v[2*i+1])
+		hi, ok1 := unhexDigit(v[2*i], lower)
+		lo, ok2 := unhexDigit(v[2*i+1], lower)
 		if !ok1 || !ok2 {
 			return false
 		}
@@ -306,20 +312,11 @@ func decodeSignature(dst *[32]byte, v []byte) bool {
 	return true
 }
 
-// decodeHexSHA256 decodes a 64-digit hex SHA-256 in either case.
-func decodeHexSHA256(dst *[32]byte, v []byte) bool {
-	if len(v) != 64 {
-		return false
+func unhexDigit(c byte, lower bool) (byte, bool) {
+	if lower {
+		return pct.UnhexLower(c)
 	}
-	for i := range 32 {
-		hi, ok1 := pct.Unhex(v[2*i])
-		lo, ok2 := pct.Unhex(v[2*i+1])
-		if !ok1 || !ok2 {
-			return false
-		}
-		dst[i] = hi<<4 | lo
-	}
-	return true
+	return pct.Unhex(c)
 }
 
 func digits(b []byte) (int, bool) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"path/filepath"
 	"testing"
 
 	"github.com/apache/iceberg-go/table"
@@ -13,13 +12,8 @@ import (
 	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	testsupport.Golden(t, filepath.Join("testdata", name), got, *update)
-}
+// -update rewrites the golden files (testsupport.TestdataGolden).
+var _ = flag.Bool("update", false, "rewrite golden files")
 
 func testMetadata() *TableMetadata {
 	s0 := &Schema{ID: 1, Fields: []NestedField{
@@ -65,7 +59,7 @@ func TestMetadataGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "metadata_v2.json", b)
+	testsupport.TestdataGolden(t, "metadata_v2.json", b)
 
 	// iceberg-go reads it back with the same schemas, specs and snapshots.
 	got, err := table.ParseMetadataBytes(b)
@@ -140,7 +134,7 @@ func TestSchemaJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "schema.json", append(b, '\n'))
+	testsupport.TestdataGolden(t, "schema.json", append(b, '\n'))
 	var back Schema
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)

@@ -72,19 +72,7 @@ func writeGolden(t testing.TB) ([]byte, []PuffinBlobMetadata) {
 // the same file (content-addressed names depend on it).
 func TestPuffinGolden(t *testing.T) {
 	got, _ := writeGolden(t)
-	path := filepath.Join("testdata", "deletion-vectors.puffin")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("writer output differs from %s (run with -update after a deliberate change)\ngot  %x\nwant %x", path, got, want)
-	}
+	testsupport.TestdataGolden(t, "deletion-vectors.puffin", got)
 	again, _ := writeGolden(t)
 	if !bytes.Equal(got, again) {
 		t.Fatal("two runs gave different bytes")

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/duckicelake/duckicelake/governance"
+	"github.com/duckicelake/duckicelake/internal/testsupport/audittest"
 )
 
 var testKey = []byte(strings.Repeat("k", 32))
@@ -28,25 +28,10 @@ var testClients = []Client{
 	{ID: "admin", Secret: "admin secret&=", Scopes: []string{"*"}},
 }
 
-// recorder is an audit sink that keeps copies of the events.
-type recorder struct {
-	mu  sync.Mutex
-	evs []governance.Event
-}
-
-func (r *recorder) Record(ev *governance.Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	c := *ev
-	c.Remote = append([]byte(nil), ev.Remote...)
-	c.Method = append([]byte(nil), ev.Method...)
-	r.evs = append(r.evs, c)
-}
-
 type fixture struct {
 	s     *Server
 	now   *time.Time
-	audit *recorder
+	audit *audittest.Recorder
 	logs  *observer.ObservedLogs
 }
 
@@ -57,7 +42,7 @@ func newFixture(t *testing.T, now *time.Time, clients []Client, mod func(*Config
 		mod(&cfg)
 	}
 	core, logs := observer.New(zap.InfoLevel)
-	f := &fixture{now: now, audit: &recorder{}, logs: logs}
+	f := &fixture{now: now, audit: &audittest.Recorder{}, logs: logs}
 	s, err := New(cfg, Deps{Logger: zap.New(core), Audit: f.audit, Now: func() time.Time { return *f.now }})
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +162,7 @@ func TestTokenEndpoint(t *testing.T) {
 	// Every answer is audited: three tokens issued, ten refusals, each
 	// refusal logged with its reason.
 	allow, deny := 0, 0
-	for _, ev := range f.audit.evs {
+	for _, ev := range f.audit.Events() {
 		if ev.Action != "IssueToken" || ev.Source != governance.SourceCatalog {
 			t.Errorf("audit event %+v", ev)
 		}
@@ -393,7 +378,7 @@ func TestFailureLimits(t *testing.T) {
 
 	// Audited and logged.
 	limited := 0
-	for _, ev := range f.audit.evs {
+	for _, ev := range f.audit.Events() {
 		if ev.Status == 429 {
 			limited++
 			if ev.Decision != governance.OutcomeDeny || ev.Reason == "" || ev.Action != "IssueToken" {

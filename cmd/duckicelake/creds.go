@@ -111,6 +111,16 @@ func (c credsCommand) usageError(fs *flag.FlagSet, format string, args ...any) i
 	return 2
 }
 
+// readToken is the session token arg, or the one read from stdin when arg
+// is "-".
+func (c credsCommand) readToken(arg string) (string, error) {
+	if arg != "-" {
+		return arg, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(c.stdin, creds.MaxTokenLen+2))
+	return strings.TrimSpace(string(b)), err
+}
+
 func (c credsCommand) fail(name string, err error) int {
 	fmt.Fprintf(c.stderr, "duckicelake creds %s: %v\n", name, err)
 	return 1
@@ -334,13 +344,9 @@ func (c credsCommand) inspect(args []string) int {
 	case *format != "text" && *format != "json":
 		return c.usageError(fs, "-format must be text or json, got %q", *format)
 	}
-	token := fs.Arg(0)
-	if token == "-" {
-		b, err := io.ReadAll(io.LimitReader(c.stdin, creds.MaxTokenLen+2))
-		if err != nil {
-			return c.fail("inspect", err)
-		}
-		token = strings.TrimSpace(string(b))
+	token, err := c.readToken(fs.Arg(0))
+	if err != nil {
+		return c.fail("inspect", err)
 	}
 	claims, keyID, err := creds.ParseUnverified(token)
 	if err != nil {
@@ -497,13 +503,9 @@ func (c credsCommand) revoke(args []string) int {
 	id, until, how := *vendID, time.Time{}, ""
 	switch {
 	case id == "":
-		token := fs.Arg(0)
-		if token == "-" {
-			b, err := io.ReadAll(io.LimitReader(c.stdin, creds.MaxTokenLen+2))
-			if err != nil {
-				return c.fail("revoke", err)
-			}
-			token = strings.TrimSpace(string(b))
+		token, err := c.readToken(fs.Arg(0))
+		if err != nil {
+			return c.fail("revoke", err)
 		}
 		claims, _, err := creds.ParseUnverified(token)
 		if err != nil {

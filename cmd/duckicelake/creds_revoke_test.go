@@ -5,19 +5,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/duckicelake/duckicelake/internal/testsupport"
 	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
+	"github.com/duckicelake/duckicelake/internal/testsupport/s3test"
 )
 
 // runCredsAt runs `duckicelake creds` with the clock at now.
@@ -48,9 +47,7 @@ func mintJSON(t *testing.T, env map[string]string, now time.Time) mintedJSON {
 // m's credential.
 func s3Code(t *testing.T, gateway string, m mintedJSON) string {
 	t.Helper()
-	c := s3.New(s3.Options{BaseEndpoint: aws.String(gateway), Region: "us-east-1", UsePathStyle: true, RetryMaxAttempts: 1,
-		Credentials: credentials.NewStaticCredentialsProvider(m.AccessKeyID, m.SecretAccessKey, m.SessionToken),
-		HTTPClient:  &http.Client{Timeout: 10 * time.Second}})
+	c := s3test.Client(gateway, "", m.AccessKeyID, m.SecretAccessKey, m.SessionToken, s3test.Timeout(10*time.Second))
 	out, err := c.GetObject(context.Background(), &s3.GetObjectInput{Bucket: aws.String("lake"), Key: aws.String("data/x")})
 	if err == nil {
 		out.Body.Close()

@@ -297,25 +297,3 @@ func TestCredsKeygen(t *testing.T) {
 		t.Errorf("bad id: exit %d: %s", r.code, r.stderr)
 	}
 }
-
-func TestCredsCommand(t *testing.T) {
-	tests := []struct {
-		args     []string
-		wantCode int
-		wantOut  string
-		wantErr  string
-	}{
-		{[]string{"creds"}, 2, "", "usage: duckicelake creds <command>"},
-		{[]string{"creds", "help"}, 0, "mint ", ""},
-		{[]string{"creds", "frob"}, 2, "", `unknown command "frob"`},
-		{[]string{"creds", "mint", "-h"}, 0, "usage: duckicelake creds mint", ""},
-		{[]string{"help"}, 0, "creds", ""},
-	}
-	for _, tt := range tests {
-		var out, errOut bytes.Buffer
-		code := run(tt.args, &out, &errOut)
-		if code != tt.wantCode || !strings.Contains(out.String(), tt.wantOut) || !strings.Contains(errOut.String(), tt.wantErr) {
-			t.Errorf("run(%q) = %d, stdout %q, stderr %q", tt.args, code, out.String(), errOut.String())
-		}
-	}
-}

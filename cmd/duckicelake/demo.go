@@ -5,13 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
-	"os/signal"
 	"strings"
 	"time"
 
@@ -41,22 +39,16 @@ flags:
 `
 
 func runDemo(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	return withSignals(func(ctx context.Context) int { return demoCmd(ctx, args, stdout, stderr) })
+}
+
+func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := commandFlags("demo", demoUsage, stderr)
 	catURL := fs.String("catalog", "http://127.0.0.1:8181", "the catalog's base URL")
 	prefix := fs.String("warehouse", "lake", "the catalog name")
 	extDir := fs.String("extension-directory", os.Getenv("DUCKICELAKE_DUCKDB_EXTENSION_DIRECTORY"), "DuckDB 1.5.5 extensions (httpfs, avro, iceberg)")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), demoUsage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, done := parseCommand(fs, args); done {
+		return code
 	}
 	d := &demo{base: strings.TrimSuffix(*catURL, "/"), prefix: *prefix, out: stdout}
 	if c := os.Getenv("DUCKICELAKE_DEMO_CLIENT"); c != "" {

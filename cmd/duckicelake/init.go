@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -49,37 +48,27 @@ flags:
 // Postgres (as DuckDB 1.5.x would) and bring duckicelake's sidecar tables up
 // to date. Safe to rerun and to run concurrently.
 func runInit(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	return initCatalogCmd(ctx, args, stdout, stderr, os.LookupEnv)
+	return withSignals(func(ctx context.Context) int {
+		return initCatalogCmd(ctx, args, stdout, stderr, os.LookupEnv)
+	})
 }
 
 func initCatalogCmd(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) int {
-	fs := flag.NewFlagSet("init", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("init", initUsage, stderr)
 	cfgFlags := config.AddConfigFlag(fs)
 	dsn := fs.String("dsn", "", "Postgres DSN of the catalog database (default catalog.dsn)")
 	dataPath := fs.String("data-path", "", "where DuckDB writes Parquet files, e.g. s3://lake/data/ (required for a new catalog; default catalog.data_path)")
 	schema := fs.String("schema", "", "Postgres schema of the catalog tables, DuckDB's METADATA_SCHEMA (default catalog.schema, public)")
 	timeout := fs.Duration("timeout", time.Minute, "give up after this long")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), initUsage)
-		fs.PrintDefaults()
+	if code, done := parseCommand(fs, args); done {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintf(stderr, "duckicelake init: unexpected argument %q\n", fs.Arg(0))
+	if strayArgument(fs, stderr) {
 		fs.Usage()
 		return 2
 	}
-	cfg, err := cfgFlags.Load(lookupEnv)
-	if err != nil {
-		fmt.Fprintf(stderr, "duckicelake init: %v\n", err)
+	cfg, ok := commandConfig(fs, cfgFlags, lookupEnv, stderr)
+	if !ok {
 		return 2
 	}
 	set := map[string]bool{}

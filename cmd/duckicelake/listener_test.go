@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
 // TestCatalogListenerLimits: the catalog listener answers the web server's
@@ -22,12 +24,8 @@ func TestCatalogListenerLimits(t *testing.T) {
 	// roundTrip writes raw on a fresh connection and reads one response.
 	roundTrip := func(raw string) (*http.Response, map[string]any) {
 		t.Helper()
-		c, err := net.Dial("tcp", admin)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := testsupport.Dial(t, admin, 10*time.Second)
 		defer c.Close()
-		c.SetDeadline(time.Now().Add(10 * time.Second))
 		go io.WriteString(c, raw) // the server may answer before reading it all
 		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 		if err != nil {

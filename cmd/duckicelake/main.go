@@ -12,9 +12,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -80,4 +82,16 @@ Settings come from flags, DUCKICELAKE_* environment variables and a config file
 (-config or DUCKICELAKE_CONFIG; duckicelake.example.toml lists every one).
 Run "duckicelake <command> -h" for a command's flags.
 `)
+}
+
+// withSignals runs cmd under a context that ends on the given signals
+// (os.Interrupt when none are given): what every long-running command does
+// before its testable body.
+func withSignals(cmd func(ctx context.Context) int, sig ...os.Signal) int {
+	if len(sig) == 0 {
+		sig = []os.Signal{os.Interrupt}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), sig...)
+	defer stop()
+	return cmd(ctx)
 }

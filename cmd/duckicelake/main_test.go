@@ -20,6 +20,11 @@ func TestRunCommands(t *testing.T) {
 		{[]string{"help"}, 0, "Iceberg REST catalog (/v1/…)", ""},
 		{nil, 2, "", "usage: duckicelake"},
 		{[]string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
+		{[]string{"creds"}, 2, "", "usage: duckicelake creds <command>"},
+		{[]string{"creds", "help"}, 0, "mint ", ""},
+		{[]string{"creds", "frob"}, 2, "", `unknown command "frob"`},
+		{[]string{"creds", "mint", "-h"}, 0, "usage: duckicelake creds mint", ""},
+		{[]string{"help"}, 0, "creds", ""},
 	}
 	for _, tt := range tests {
 		var out, errOut bytes.Buffer

@@ -3,14 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
-	"os/signal"
 	"strings"
 	"sync"
 	"time"
@@ -43,10 +40,11 @@ flags:
 `
 
 func runMCP(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	return withSignals(func(ctx context.Context) int { return mcpCmd(ctx, args, stdout, stderr) })
+}
+
+func mcpCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := commandFlags("mcp", mcpUsage, stderr)
 	catURL := fs.String("catalog", os.Getenv("DUCKICELAKE_MCP_CATALOG"), "the catalog's base URL, http://host:port (DUCKICELAKE_MCP_CATALOG)")
 	prefix := fs.String("warehouse", "lake", "the catalog name")
 	principal := fs.String("principal", os.Getenv("DUCKICELAKE_MCP_PRINCIPAL"), "the principal the agent acts for (DUCKICELAKE_MCP_PRINCIPAL)")
@@ -54,15 +52,8 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 	maxRows := fs.Int("max-rows", 1000, "most rows a query returns")
 	maxBytes := fs.Int("max-bytes", 1<<20, "most bytes of rows a query returns")
 	timeout := fs.Duration("timeout", 30*time.Second, "time limit of a query")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), mcpUsage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, done := parseCommand(fs, args); done {
+		return code
 	}
 	client := os.Getenv("DUCKICELAKE_MCP_CLIENT")
 	id, secret, ok := strings.Cut(client, ":")

@@ -3,12 +3,9 @@ package main
 import (
 	"context"
 	"database/sql"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -42,38 +39,24 @@ flags:
 `
 
 func runSeed(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	return seedCmd(ctx, args, stdout, stderr, os.LookupEnv)
+	return withSignals(func(ctx context.Context) int {
+		return seedCmd(ctx, args, stdout, stderr, os.LookupEnv)
+	})
 }
 
 func seedCmd(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) int {
-	fs := flag.NewFlagSet("seed", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("seed", seedUsage, stderr)
 	cfgFlags := config.AddConfigFlag(fs)
 	governed := fs.Bool("governed", false, "also author the demo governance (pii.email masked for everyone but pii_reader, granted to alice)")
 	timeout := fs.Duration("timeout", 5*time.Minute, "give up after this long")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), seedUsage)
-		fs.PrintDefaults()
+	if code, done := parseCommand(fs, args); done {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
+	if strayArgument(fs, stderr) {
 		return 2
 	}
-	if fs.NArg() != 0 {
-		fmt.Fprintf(stderr, "duckicelake seed: unexpected argument %q\n", fs.Arg(0))
-		return 2
-	}
-	cfg, err := cfgFlags.Load(lookupEnv)
-	if err != nil {
-		fmt.Fprintf(stderr, "duckicelake seed: %v\n", err)
-		return 2
-	}
-	if err := cfg.Require("catalog.dsn", "upstream.endpoint", "upstream.access_key", "upstream.secret_key"); err != nil {
-		fmt.Fprintf(stderr, "duckicelake seed: %v\n", err)
+	cfg, ok := commandConfig(fs, cfgFlags, lookupEnv, stderr, "catalog.dsn", "upstream.endpoint", "upstream.access_key", "upstream.secret_key")
+	if !ok {
 		return 2
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)

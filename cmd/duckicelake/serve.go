@@ -3,12 +3,10 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
 	"os"
-	"os/signal"
 	"syscall"
 	"time"
 
@@ -40,43 +38,30 @@ flags:
 `
 
 func runServe(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return serve(ctx, args, stdout, stderr, os.LookupEnv, nil)
+	return withSignals(func(ctx context.Context) int {
+		return serve(ctx, args, stdout, stderr, os.LookupEnv, nil)
+	}, os.Interrupt, syscall.SIGTERM)
 }
 
 // serve runs until ctx ends. ready, if not nil, receives the bound S3 and
 // admin addresses once both listen (tests use port 0).
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer,
 	lookupEnv func(string) (string, bool), ready func(s3, admin net.Addr)) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("serve", serveUsage, stderr)
 	flags := config.AddFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), serveUsage)
-		fs.PrintDefaults()
+	if code, done := parseCommand(fs, args); done {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
+	if strayArgument(fs, stderr) {
 		return 2
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "duckicelake serve: unexpected argument %q\n", fs.Arg(0))
-		return 2
-	}
-	cfg, err := flags.Load(lookupEnv)
-	if err != nil {
-		fmt.Fprintf(stderr, "duckicelake serve: %v\n", err)
-		return 2
-	}
-	if err := cfg.Require("upstream.endpoint", "upstream.access_key", "upstream.secret_key"); err != nil {
-		fmt.Fprintf(stderr, "duckicelake serve: %v\n", err)
+	cfg, ok := commandConfig(fs, flags, lookupEnv, stderr, "upstream.endpoint", "upstream.access_key", "upstream.secret_key")
+	if !ok {
 		return 2
 	}
 	var keyring *creds.Keyring
 	if len(cfg.Mint.Keys) > 0 {
+		var err error
 		if keyring, err = cfg.Keyring(); err != nil {
 			fmt.Fprintf(stderr, "duckicelake serve: %v\n", err)
 			return 2

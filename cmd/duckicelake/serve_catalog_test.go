@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -51,15 +50,7 @@ func TestServeCatalog(t *testing.T) {
 	rs := startServe(t, env, "-upstream.connect_timeout", "1s", "-catalog.data_path", "s3://lake/data")
 	gw, admin := rs.gateway, rs.admin
 
-	do := func(req *http.Request) (int, string) {
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
+	do := func(req *http.Request) (int, string) { return testsupport.Do(t, req) }
 	get := func(path, token string) (int, string) {
 		req, _ := http.NewRequest("GET", admin+path, nil)
 		if token != "" {

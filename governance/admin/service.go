@@ -274,11 +274,7 @@ func (s *Service) PutMaskingPolicy(ctx context.Context, a Author, in MaskingPoli
 			return err
 		}
 		next := *st
-		next.Masks = slices.Clip(st.Masks)
-		if i := slices.IndexFunc(next.Masks, func(x model.MaskingPolicy) bool { return x.Name == in.Name }); i >= 0 {
-			next.Masks = slices.Delete(slices.Clone(next.Masks), i, i+1)
-		}
-		next.Masks = append(next.Masks, m)
+		next.Masks = replaceNamed(st.Masks, m, func(x model.MaskingPolicy) string { return x.Name })
 		idx := next.Index()
 		// Columns it is attached to directly must still take it.
 		if err := s.checkDirectFit(ctx, idx, in.Name); err != nil {
@@ -301,21 +297,38 @@ func (s *Service) PutMaskingPolicy(ctx context.Context, a Author, in MaskingPoli
 
 // DeleteMaskingPolicy deletes a masking policy that is attached nowhere.
 func (s *Service) DeleteMaskingPolicy(ctx context.Context, a Author, name string) error {
-	_, err := s.store.Apply(ctx, a.change("delete masking policy "+name), func(ctx context.Context, tx *store.Tx) error {
+	return s.deletePolicy(ctx, a, model.PolicyMasking, "masking policy", "duckicelake_gov_masking_policy", name,
+		func(st *model.State) bool { return st.Mask(name) != nil })
+}
+
+// deletePolicy deletes the policy name of kind (what, in messages) from
+// table unless it does not exist or is still attached.
+func (s *Service) deletePolicy(ctx context.Context, a Author, kind model.PolicyKind, what, table, name string, exists func(*model.State) bool) error {
+	_, err := s.store.Apply(ctx, a.change("delete "+what+" "+name), func(ctx context.Context, tx *store.Tx) error {
 		st, err := tx.State(ctx)
 		if err != nil {
 			return err
 		}
-		if st.Mask(name) == nil {
-			return notFound("masking policy %s does not exist", name)
+		if !exists(st) {
+			return notFound("%s %s does not exist", what, name)
 		}
-		if at, ok := attachedAnywhere(st, model.PolicyMasking, name); ok {
-			return conflict("masking policy %s is still attached to a %s; detach it first", name, at.Target)
+		if at, ok := attachedAnywhere(st, kind, name); ok {
+			return conflict("%s %s is still attached to a %s; detach it first", what, name, at.Target)
 		}
-		_, err = tx.Run(ctx, "duckicelake_gov_masking_policy", `DELETE FROM {T} WHERE name = $1`, name)
+		_, err = tx.Run(ctx, table, `DELETE FROM {T} WHERE name = $1`, name)
 		return err
 	})
 	return err
+}
+
+// replaceNamed returns xs without the element named as x is, then x; xs
+// itself is left as it was (it belongs to the state being checked against).
+func replaceNamed[T any](xs []T, x T, name func(T) string) []T {
+	xs = slices.Clip(xs)
+	if i := slices.IndexFunc(xs, func(y T) bool { return name(y) == name(x) }); i >= 0 {
+		xs = slices.Delete(slices.Clone(xs), i, i+1)
+	}
+	return append(xs, x)
 }
 
 func attachedAnywhere(st *model.State, kind model.PolicyKind, name string) (model.Attachment, bool) {
@@ -373,11 +386,7 @@ func (s *Service) PutRowAccessPolicy(ctx context.Context, a Author, in RowAccess
 		}
 		// Every table it reaches must still evaluate it.
 		next := *st
-		next.RowPolicies = slices.Clip(st.RowPolicies)
-		if i := slices.IndexFunc(next.RowPolicies, func(x model.RowPolicy) bool { return x.Name == in.Name }); i >= 0 {
-			next.RowPolicies = slices.Delete(slices.Clone(next.RowPolicies), i, i+1)
-		}
-		next.RowPolicies = append(next.RowPolicies, p)
+		next.RowPolicies = replaceNamed(st.RowPolicies, p, func(x model.RowPolicy) string { return x.Name })
 		if err := s.checkRowPolicy(ctx, next.Index(), in.Name); err != nil {
 			return err
 		}
@@ -393,21 +402,8 @@ func (s *Service) PutRowAccessPolicy(ctx context.Context, a Author, in RowAccess
 
 // DeleteRowAccessPolicy deletes a row-access policy attached nowhere.
 func (s *Service) DeleteRowAccessPolicy(ctx context.Context, a Author, name string) error {
-	_, err := s.store.Apply(ctx, a.change("delete row-access policy "+name), func(ctx context.Context, tx *store.Tx) error {
-		st, err := tx.State(ctx)
-		if err != nil {
-			return err
-		}
-		if st.RowPolicy(name) == nil {
-			return notFound("row-access policy %s does not exist", name)
-		}
-		if at, ok := attachedAnywhere(st, model.PolicyRowAccess, name); ok {
-			return conflict("row-access policy %s is still attached to a %s; detach it first", name, at.Target)
-		}
-		_, err = tx.Run(ctx, "duckicelake_gov_row_policy", `DELETE FROM {T} WHERE name = $1`, name)
-		return err
-	})
-	return err
+	return s.deletePolicy(ctx, a, model.PolicyRowAccess, "row-access policy", "duckicelake_gov_row_policy", name,
+		func(st *model.State) bool { return st.RowPolicy(name) != nil })
 }
 
 // --- attachments ---
@@ -772,52 +768,52 @@ func (s *Service) governedTables(ctx context.Context, st *model.State) ([]*plan.
 	return out, nil
 }
 
-// checkMasks refuses a state in which a column of a live table is reached
-// by two masks.
-func (s *Service) checkMasks(ctx context.Context, st *model.State) error {
+// checkPlans builds, for every live governed table, the plan of st for no
+// principal in particular and hands it to check; the first error stops.
+func (s *Service) checkPlans(ctx context.Context, st *model.State, check func(t *plan.Table, p plan.Plan) error) error {
 	tables, err := s.governedTables(ctx, st)
 	if err != nil {
 		return err
 	}
 	for _, t := range tables {
-		p := plan.Build(st, plan.Principal{}, t, plan.Options{})
-		for _, is := range p.Issues {
-			if is.Kind == plan.IssueConflict {
-				return conflict("table %s.%s: %s", t.Namespace, t.Name, is.Reason)
-			}
+		if err := check(t, plan.Build(st, plan.Principal{}, t, plan.Options{})); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
+// checkMasks refuses a state in which a column of a live table is reached
+// by two masks.
+func (s *Service) checkMasks(ctx context.Context, st *model.State) error {
+	return s.checkPlans(ctx, st, func(t *plan.Table, p plan.Plan) error {
+		for _, is := range p.Issues {
+			if is.Kind == plan.IssueConflict {
+				return conflict("table %s.%s: %s", t.Namespace, t.Name, is.Reason)
+			}
+		}
+		return nil
+	})
+}
+
 // checkDirectFit refuses a mask definition that a column it is attached
 // to directly cannot take.
 func (s *Service) checkDirectFit(ctx context.Context, st *model.State, policy string) error {
-	tables, err := s.governedTables(ctx, st)
-	if err != nil {
-		return err
-	}
-	for _, t := range tables {
-		p := plan.Build(st, plan.Principal{}, t, plan.Options{})
+	return s.checkPlans(ctx, st, func(t *plan.Table, p plan.Plan) error {
 		for _, is := range p.Issues {
 			if is.Kind == plan.IssueTypeMismatch && is.Policy == policy {
 				return invalid("table %s.%s: %s", t.Namespace, t.Name, is.Reason)
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // checkRowPolicy validates row-access policy name against every live table
 // it reaches: the columns it reads exist, and DuckDB evaluates its body
 // over their types.
 func (s *Service) checkRowPolicy(ctx context.Context, st *model.State, name string) error {
-	tables, err := s.governedTables(ctx, st)
-	if err != nil {
-		return err
-	}
-	for _, t := range tables {
-		p := plan.Build(st, plan.Principal{}, t, plan.Options{})
+	return s.checkPlans(ctx, st, func(t *plan.Table, p plan.Plan) error {
 		for _, is := range p.Issues {
 			if is.Policy == name {
 				return invalid("table %s.%s: %s", t.Namespace, t.Name, is.Reason)
@@ -839,8 +835,8 @@ func (s *Service) checkRowPolicy(ctx context.Context, st *model.State, name stri
 				return invalid("table %s.%s: %v", t.Namespace, t.Name, err)
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 func asInvalid(err error) error {

@@ -33,10 +33,7 @@ func TestDefaultIsValid(t *testing.T) {
 	if err := Default().Validate(); err != nil {
 		t.Fatal(err)
 	}
-	c, _, err := Load(nil, testsupport.LookupEnv(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustLoad(t, nil, nil)
 	if !reflect.DeepEqual(c, Default()) {
 		t.Errorf("Load with nothing set = %+v, want the defaults", c)
 	}
@@ -45,10 +42,7 @@ func TestDefaultIsValid(t *testing.T) {
 // The example file documents every setting with its default value.
 func TestExampleFile(t *testing.T) {
 	const path = "../../duckicelake.example.toml"
-	c, _, err := Load([]string{"-config", path}, testsupport.LookupEnv(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustLoad(t, []string{"-config", path}, nil)
 	if len(c.Gateway.VirtualHostDomains) == 0 {
 		c.Gateway.VirtualHostDomains = nil // [] in the file
 	}
@@ -98,10 +92,7 @@ func TestPrecedence(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, _, err := Load(tt.args, testsupport.LookupEnv(tt.env))
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := mustLoad(t, tt.args, tt.env)
 			if c.Gateway.Listen != tt.listen || c.Gateway.IdleTimeout != tt.idle {
 				t.Errorf("listen %s idle %s, want %s %s", c.Gateway.Listen, c.Gateway.IdleTimeout, tt.listen, tt.idle)
 			}
@@ -195,10 +186,7 @@ func TestEverySetting(t *testing.T) {
 		for k, v := range values {
 			env[EnvName(k)] = v
 		}
-		c, _, err := Load(nil, testsupport.LookupEnv(env))
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := mustLoad(t, nil, env)
 		if !reflect.DeepEqual(c, want) {
 			t.Errorf("got  %+v\nwant %+v", c, want)
 		}
@@ -213,10 +201,7 @@ func TestEverySetting(t *testing.T) {
 			}
 			args = append(args, "-"+s.key+"="+values[s.key])
 		}
-		c, _, err := Load(args, testsupport.LookupEnv(env))
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := mustLoad(t, args, env)
 		if !reflect.DeepEqual(c, want) {
 			t.Errorf("got  %+v\nwant %+v", c, want)
 		}
@@ -290,10 +275,7 @@ threads = 3
 level = "debug"
 format = "console"
 `)
-		c, _, err := Load([]string{"-config", file}, testsupport.LookupEnv(nil))
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := mustLoad(t, []string{"-config", file}, nil)
 		if !reflect.DeepEqual(c, want) {
 			t.Errorf("got  %+v\nwant %+v", c, want)
 		}
@@ -457,10 +439,7 @@ func TestPGDSNAlias(t *testing.T) {
 			"DUCKICELAKE_CATALOG_DSN": ""}, "postgres://alias/db"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c, _, err := Load(tt.args, testsupport.LookupEnv(tt.env))
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := mustLoad(t, tt.args, tt.env)
 			if c.Catalog.DSN != tt.want {
 				t.Errorf("catalog.dsn = %q, want %q", string(c.Catalog.DSN), string(tt.want))
 			}
@@ -641,4 +620,15 @@ func TestFlagsCompose(t *testing.T) {
 	if fs.Lookup("gateway.listen") != nil {
 		t.Error("AddConfigFlag registered setting flags")
 	}
+}
+
+// mustLoad loads the configuration of args and the environment env, failing
+// the test on an error.
+func mustLoad(t *testing.T, args []string, env map[string]string) *Config {
+	t.Helper()
+	c, _, err := Load(args, testsupport.LookupEnv(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

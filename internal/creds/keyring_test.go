@@ -74,10 +74,7 @@ func TestMintVerifyRoundTrip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := k.Mint(tt.c)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := mustMint(t, k, tt.c)
 			checkShapes(t, m)
 			got, secret, err := k.Verify(m.AccessKeyID, m.SessionToken, now)
 			if err != nil {
@@ -140,10 +137,7 @@ func checkShapes(t *testing.T, m Minted) {
 func TestTokenSize(t *testing.T) {
 	now := t0
 	k := newTestKeyring(t, &now, testKey("2026-05", 1))
-	m, err := k.Mint(sampleClaims())
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustMint(t, k, sampleClaims())
 	// "a few hundred bytes at most" for two grants; this one is ~200.
 	if n := len(m.SessionToken); n > 300 {
 		t.Errorf("token with two grants is %d bytes, want ≤ 300", n)
@@ -256,14 +250,8 @@ func TestMintInvalidClaims(t *testing.T) {
 func TestVerifyRejects(t *testing.T) {
 	now := t0
 	k := newTestKeyring(t, &now, testKey("k1", 1))
-	a, err := k.Mint(sampleClaims())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := k.Mint(Claims{Principal: "mallory", Grants: []Grant{{Bucket: "lake", Access: Read}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := mustMint(t, k, sampleClaims())
+	b := mustMint(t, k, Claims{Principal: "mallory", Grants: []Grant{{Bucket: "lake", Access: Read}}})
 	sameID := newTestKeyring(t, &now, testKey("k1", 2)) // same key id, other secret
 	otherID := newTestKeyring(t, &now, testKey("k9", 1))
 	foreignSame, _ := sameID.Mint(sampleClaims())
@@ -305,10 +293,7 @@ func TestVerifyRejects(t *testing.T) {
 func TestTamperEveryByte(t *testing.T) {
 	now := t0
 	k := newTestKeyring(t, &now, testKey("k1", 1))
-	m, err := k.Mint(sampleClaims())
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustMint(t, k, sampleClaims())
 	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 	tok := []byte(m.SessionToken)
 	var c Claims
@@ -377,19 +362,13 @@ func TestRotation(t *testing.T) {
 	now := t0
 	k1, k2 := testKey("2026-04", 1), testKey("2026-05", 2)
 	before := newTestKeyring(t, &now, k1)
-	old, err := before.Mint(sampleClaims())
-	if err != nil {
-		t.Fatal(err)
-	}
+	old := mustMint(t, before, sampleClaims())
 	// Rotate: the new key mints, the old one still verifies.
 	during := newTestKeyring(t, &now, k2, k1)
 	if during.ActiveKeyID() != "2026-05" {
 		t.Errorf("active key %q", during.ActiveKeyID())
 	}
-	fresh, err := during.Mint(sampleClaims())
-	if err != nil {
-		t.Fatal(err)
-	}
+	fresh := mustMint(t, during, sampleClaims())
 	if _, id, _ := ParseUnverified(fresh.SessionToken); id != "2026-05" {
 		t.Errorf("new token minted with key %q, want 2026-05", id)
 	}
@@ -572,4 +551,14 @@ func BenchmarkMint(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// mustMint mints c with k, failing the test on an error.
+func mustMint(t *testing.T, k *Keyring, c Claims) Minted {
+	t.Helper()
+	m, err := k.Mint(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

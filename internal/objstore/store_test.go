@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/http"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -15,9 +13,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/duckicelake/duckicelake/internal/testsupport"
+	"github.com/duckicelake/duckicelake/internal/testsupport/s3test"
 )
 
 // stackS3 is a root client for the test stack's S3 backend (versitygw,
@@ -25,24 +25,8 @@ import (
 // or fails under CI.
 func stackS3(t *testing.T) (*s3.Client, string) {
 	t.Helper()
-	endpoint, key, secret := os.Getenv("DUCKICELAKE_TEST_S3_ENDPOINT"), os.Getenv("DUCKICELAKE_TEST_S3_ACCESS_KEY"), os.Getenv("DUCKICELAKE_TEST_S3_SECRET_KEY")
-	region, bucket := os.Getenv("DUCKICELAKE_TEST_S3_REGION"), os.Getenv("DUCKICELAKE_TEST_BUCKET")
-	if endpoint == "" || key == "" || secret == "" || bucket == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("the S3 test stack is not running (scripts/test.sh starts it)")
-		}
-		t.Skip("the S3 test stack is not running; make test starts it")
-	}
-	if region == "" {
-		region = "us-east-1"
-	}
-	return s3.New(s3.Options{
-		BaseEndpoint: aws.String(endpoint),
-		Region:       region,
-		UsePathStyle: true,
-		Credentials:  credentials.NewStaticCredentialsProvider(key, secret, ""),
-		HTTPClient:   &http.Client{Timeout: time.Minute},
-	}), bucket
+	st := testsupport.RequireStack(t, testsupport.S3Part)
+	return s3test.Client(st.S3.Endpoint, st.S3.Region, st.S3.AccessKey, st.S3.SecretKey, "", s3test.Timeout(time.Minute)), st.S3.Bucket
 }
 
 // countingS3 counts DeleteObjects calls and remembers the largest batch.

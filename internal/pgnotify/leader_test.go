@@ -155,7 +155,7 @@ func TestElectTakeoverOnTerminate(t *testing.T) {
 func TestElectPartition(t *testing.T) {
 	testsupport.CheckNoLeaks(t, "internal/pgnotify")
 	dsn, admin := pgDSN(t)
-	p := newProxy(t, dsn)
+	p := relayTo(t, dsn)
 	key := pgnotify.LockKey("test partition")
 	a := elect(t, &pgnotify.Elector{Connect: connectAs(t, dsn, "partition-a", p), LockKey: key,
 		HealthInterval: 100 * time.Millisecond, RetryInterval: time.Hour})
@@ -163,7 +163,7 @@ func TestElectPartition(t *testing.T) {
 	b := elect(t, &pgnotify.Elector{Connect: connectAs(t, dsn, "partition-b", nil), LockKey: key, RetryInterval: 10 * time.Millisecond})
 
 	start := time.Now()
-	p.freeze()
+	p.Freeze()
 	select {
 	case <-aTerm.Done():
 	case <-time.After(5 * time.Second):

@@ -194,7 +194,7 @@ func TestListenerRetriesFailedSync(t *testing.T) {
 func TestListenerNoticesSilentPartition(t *testing.T) {
 	testsupport.CheckNoLeaks(t, "internal/pgnotify")
 	dsn, admin := pgDSN(t)
-	p := newProxy(t, dsn)
+	p := relayTo(t, dsn)
 	var rec recorder
 	l := &pgnotify.Listener{
 		Connect:        connectAs(t, dsn, "partition", p),
@@ -209,7 +209,7 @@ func TestListenerNoticesSilentPartition(t *testing.T) {
 	if n := rec.reconnects.Load(); n != 1 {
 		t.Fatalf("reconnected %d times on a healthy connection", n-1)
 	}
-	p.freeze()
+	p.Freeze()
 	testsupport.WaitFor(t, "reconnect after partition", func() bool { return rec.reconnects.Load() == 2 })
 	testsupport.WaitFor(t, "connected", l.Connected)
 	notify(t, admin, "ch", "after")

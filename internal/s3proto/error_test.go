@@ -6,20 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"testing"
 
 	"github.com/duckicelake/duckicelake/internal/testsupport"
 	"github.com/duckicelake/duckicelake/sigv4"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	testsupport.Golden(t, filepath.Join("testdata", name), got, *update)
-}
+// -update rewrites the golden files (testsupport.TestdataGolden).
+var _ = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func TestErrorXMLGolden(t *testing.T) {
 	cases := []struct {
@@ -37,7 +31,7 @@ func TestErrorXMLGolden(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {
 			got := AppendXML(nil, tc.err, []byte(tc.resource), []byte(tc.requestID))
-			golden(t, tc.file, got)
+			testsupport.TestdataGolden(t, tc.file, got)
 
 			// Whatever went in, the document parses, and valid text reads
 			// back unchanged.

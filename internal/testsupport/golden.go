@@ -2,7 +2,9 @@ package testsupport
 
 import (
 	"bytes"
+	"flag"
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -24,4 +26,18 @@ func Golden(t testing.TB, path string, got []byte, update bool) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs:\n got: %q\nwant: %q", path, got, want)
 	}
+}
+
+// TestdataGolden is [Golden] for testdata/name, rewritten when the test
+// binary's -update flag is set (the package defines it:
+// flag.Bool("update", …); without one nothing is rewritten).
+func TestdataGolden(t testing.TB, name string, got []byte) {
+	t.Helper()
+	update := false
+	if f := flag.Lookup("update"); f != nil {
+		if g, ok := f.Value.(flag.Getter); ok {
+			update, _ = g.Get().(bool)
+		}
+	}
+	Golden(t, filepath.Join("testdata", name), got, update)
 }

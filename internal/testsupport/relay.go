@@ -1,16 +1,17 @@
 package testsupport
 
 import (
-	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
 // Relay is a TCP relay in front of a server — Postgres, an S3 backend —
 // that a test can cut to inject an outage the client cannot tell from a
 // real one: Cut closes every relayed connection and refuses new ones
-// until Restore.
+// until Restore; Freeze silently drops the traffic of the open ones, as a
+// network partition does.
 type Relay struct {
 	// Addr is the relay's host:port; point the client here.
 	Addr string
@@ -19,8 +20,13 @@ type Relay struct {
 	ln     net.Listener
 	mu     sync.Mutex
 	cut    bool
-	conns  map[net.Conn]struct{}
+	conns  map[net.Conn]*relayed // both ends of each relayed connection
 	wg     sync.WaitGroup
+}
+
+// relayed is one relayed connection.
+type relayed struct {
+	frozen atomic.Bool
 }
 
 // NewRelay relays connections to target (host:port) until t ends.
@@ -30,7 +36,7 @@ func NewRelay(t testing.TB, target string) *Relay {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &Relay{Addr: ln.Addr().String(), target: target, ln: ln, conns: map[net.Conn]struct{}{}}
+	r := &Relay{Addr: ln.Addr().String(), target: target, ln: ln, conns: map[net.Conn]*relayed{}}
 	r.wg.Add(1)
 	go r.accept()
 	t.Cleanup(func() {
@@ -60,23 +66,49 @@ func (r *Relay) accept() {
 			c.Close()
 			continue
 		}
-		r.conns[c], r.conns[up] = struct{}{}, struct{}{}
+		rc := &relayed{}
+		r.conns[c], r.conns[up] = rc, rc
 		r.mu.Unlock()
 		r.wg.Add(2)
-		go r.pipe(c, up)
-		go r.pipe(up, c)
+		go r.pipe(rc, c, up)
+		go r.pipe(rc, up, c)
 	}
 }
 
-func (r *Relay) pipe(dst, src net.Conn) {
+func (r *Relay) pipe(rc *relayed, dst, src net.Conn) {
 	defer r.wg.Done()
-	io.Copy(dst, src)
-	dst.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 && !rc.frozen.Load() {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				err = werr
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	// A frozen connection's other side stays open, as across a partition:
+	// the server learns nothing of a client that left (Cut and the end of
+	// the test still close it).
 	src.Close()
+	if !rc.frozen.Load() {
+		dst.Close()
+	}
 	r.mu.Lock()
-	delete(r.conns, dst)
 	delete(r.conns, src)
 	r.mu.Unlock()
+}
+
+// Freeze silently drops all traffic of the connections open now, closing
+// nothing; new connections are relayed as before.
+func (r *Relay) Freeze() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rc := range r.conns {
+		rc.frozen.Store(true)
+	}
 }
 
 // Cut drops every open connection and refuses new ones.

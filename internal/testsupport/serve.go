@@ -34,3 +34,15 @@ func Serve(t testing.TB, ln net.Listener, serve func(net.Listener) error, shutdo
 		}
 	})
 }
+
+// ServeLocal is [Serve] on a fresh loopback listener; it returns the
+// listener's host:port.
+func ServeLocal(t testing.TB, serve func(net.Listener) error, shutdown func(context.Context) error) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	Serve(t, ln, serve, shutdown)
+	return ln.Addr().String()
+}

@@ -2,7 +2,6 @@ package catalog_test
 
 import (
 	"context"
-	"net"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -39,12 +38,7 @@ func withOwnGateway(t *testing.T, st s3Stack, governed bool) restOption {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		testsupport.Serve(t, ln, srv.Serve, srv.Shutdown)
-		c.GatewayURL = "http://" + ln.Addr().String()
+		c.GatewayURL = "http://" + testsupport.ServeLocal(t, srv.Serve, srv.Shutdown)
 		if governed {
 			d.Governance = &rest.Governance{Engine: eng}
 		}

@@ -70,20 +70,21 @@ def main(argv: list[str]) -> int:
 
     def read(step: str, table: str) -> None:
         entry: dict = {"step": step, "table": table}
-        try:
-            rel = ice.execute(f"SELECT * FROM ice.{ns}.{table}")
-            entry["columns"] = [d[0] for d in rel.description]
-            dk_ice = sorted("|".join(render(v) for v in r) for r in rel.fetchall())
-        except Exception as e:  # noqa: BLE001
-            entry.setdefault("errors", {})["iceberg"] = f"{type(e).__name__}: {e}"
-            dk_ice = None
-        try:
-            rel = lake.execute(f"SELECT * FROM l.{ns}.{table}")
-            entry["ducklake_columns"] = [d[0] for d in rel.description]
-            dk_lake = sorted("|".join(render(v) for v in r) for r in rel.fetchall())
-        except Exception as e:  # noqa: BLE001
-            entry.setdefault("errors", {})["ducklake"] = f"{type(e).__name__}: {e}"
-            dk_lake = None
+
+        def duck(con, name: str, columns_key: str, engine: str):
+            """The sorted rendered rows of name through con, recording its
+            columns under columns_key; None (and the error, under engine)
+            if it fails."""
+            try:
+                rel = con.execute(f"SELECT * FROM {name}")
+                entry[columns_key] = [d[0] for d in rel.description]
+                return sorted("|".join(render(v) for v in r) for r in rel.fetchall())
+            except Exception as e:  # noqa: BLE001
+                entry.setdefault("errors", {})[engine] = f"{type(e).__name__}: {e}"
+                return None
+
+        dk_ice = duck(ice, f"ice.{ns}.{table}", "columns", "iceberg")
+        dk_lake = duck(lake, f"l.{ns}.{table}", "ducklake_columns", "ducklake")
         try:
             py = rows_of(cat.load_table((ns, table)).scan().to_arrow())
         except Exception as e:  # noqa: BLE001

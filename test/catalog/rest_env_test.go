@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -84,13 +83,8 @@ func newRestEnv(t testing.TB, opts ...restOption) *restEnv {
 	if env.srv, err = rest.New(ctx, cfg, deps); err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	hs := &fasthttp.Server{Handler: env.srv.Handler, NoDefaultServerHeader: true}
-	testsupport.Serve(t, ln, hs.Serve, hs.ShutdownWithContext)
-	env.url = "http://" + ln.Addr().String()
+	env.url = "http://" + testsupport.ServeLocal(t, hs.Serve, hs.ShutdownWithContext)
 	return env
 }
 

@@ -41,13 +41,16 @@ from pyiceberg.exceptions import (
 )
 
 
-def catalog_for(uri: str, credential: str):
+def catalog_for(uri: str, credential: str, **props):
+    """The catalog at uri, logging in with the OAuth client credential; props
+    are further catalog properties (rest_remote_sign.py asks for signing)."""
     return load_catalog(
         "duckicelake",
         type="rest",
         uri=uri,
         credential=credential,
         warehouse="lake",
+        **props,
     )
 
 

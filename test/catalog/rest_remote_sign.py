@@ -67,18 +67,11 @@ def _recording_post(self, url, *args, **kwargs):
 
 requests.Session.post = _recording_post
 
-from pyiceberg.catalog import load_catalog  # noqa: E402  (after the patch)
+import rest_pyiceberg  # noqa: E402  (after the patch: it imports pyiceberg)
 
 
 def catalog_for(uri: str, credential: str):
-    return load_catalog(
-        "duckicelake",
-        type="rest",
-        uri=uri,
-        credential=credential,
-        warehouse="lake",
-        **{"header.X-Iceberg-Access-Delegation": "remote-signing"},
-    )
+    return rest_pyiceberg.catalog_for(uri, credential, **{"header.X-Iceberg-Access-Delegation": "remote-signing"})
 
 
 def render_rows(rows) -> list[str]:

@@ -135,6 +135,23 @@ func remoteSignEnv(t *testing.T, ns string, opts ...restOption) (*restEnv, s3Sta
 	return env, st
 }
 
+// readRemoteSigned has PyIceberg, as reader-<ns>, scan ns.t through remote
+// signing for endpoint (how, in messages): every request is signed as
+// checkRemoteSigned wants and the rows are DuckDB's.
+func readRemoteSigned(t *testing.T, env *restEnv, endpoint, ns, how string) {
+	t.Helper()
+	var truth struct {
+		Current []string `json:"current"`
+	}
+	pyiceberg(t, &truth, "truth", env.dsn, restDataPath, ns, "t")
+	var got remoteSignReport
+	remoteSignPy(t, &got, "read", env.url, "reader-"+ns+":pw", ns, "t")
+	checkRemoteSigned(t, &got, env, endpoint, ns, "t")
+	if len(got.Rows) == 0 || !slices.Equal(got.Rows, truth.Current) {
+		t.Errorf("PyIceberg read %d rows %s, DuckDB %d", len(got.Rows), how, len(truth.Current))
+	}
+}
+
 // TestPyIcebergRemoteSigningReads: PyIceberg 0.12 with no S3 keys at all,
 // asking for remote-signing, loads a table DuckDB wrote and scans it: every
 // S3 request is signed by the catalog for the gateway, which serves it.
@@ -149,17 +166,7 @@ func TestPyIcebergRemoteSigningReads(t *testing.T) {
 		"DELETE FROM "+q+".t WHERE id BETWEEN 100 AND 199",
 		"INSERT INTO "+q+".t VALUES (5000, 'small', 1.0), (5001, NULL, NULL)",
 	)
-	var truth struct {
-		Current []string `json:"current"`
-	}
-	pyiceberg(t, &truth, "truth", env.dsn, restDataPath, ns, "t")
-
-	var got remoteSignReport
-	remoteSignPy(t, &got, "read", env.url, "reader-"+ns+":pw", ns, "t")
-	checkRemoteSigned(t, &got, env, st.gateway, ns, "t")
-	if len(got.Rows) == 0 || !slices.Equal(got.Rows, truth.Current) {
-		t.Errorf("PyIceberg read %d rows through remote signing, DuckDB %d", len(got.Rows), len(truth.Current))
-	}
+	readRemoteSigned(t, env, st.gateway, ns, "through remote signing")
 }
 
 // TestPyIcebergRemoteSigningDirect: configured to sign for the object store
@@ -176,17 +183,7 @@ func TestPyIcebergRemoteSigningDirect(t *testing.T) {
 	q := "l." + ns
 	env.duck("CREATE SCHEMA "+q, "CREATE TABLE "+q+".t (id INTEGER, name VARCHAR)",
 		"INSERT INTO "+q+".t SELECT i, 'n' || i FROM range(1500) r(i)")
-	var truth struct {
-		Current []string `json:"current"`
-	}
-	pyiceberg(t, &truth, "truth", env.dsn, restDataPath, ns, "t")
-
-	var got remoteSignReport
-	remoteSignPy(t, &got, "read", env.url, "reader-"+ns+":pw", ns, "t")
-	checkRemoteSigned(t, &got, env, st.endpoint, ns, "t")
-	if len(got.Rows) == 0 || !slices.Equal(got.Rows, truth.Current) {
-		t.Errorf("PyIceberg read %d rows signed for the backend, DuckDB %d", len(got.Rows), len(truth.Current))
-	}
+	readRemoteSigned(t, env, st.endpoint, ns, "signed for the backend")
 
 	// Still refused outside the table, and for a reader's write.
 	reader := clientToken(t, env, "reader-"+ns, "pw")

@@ -5,14 +5,12 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
 
@@ -20,6 +18,7 @@ import (
 	"github.com/duckicelake/duckicelake/internal/creds"
 	"github.com/duckicelake/duckicelake/internal/objstore"
 	"github.com/duckicelake/duckicelake/internal/testsupport"
+	"github.com/duckicelake/duckicelake/internal/testsupport/s3test"
 )
 
 // s3Stack is the S3 part of the test stack (scripts/test.sh).
@@ -46,16 +45,7 @@ func requireStack(t *testing.T, gateway bool) s3Stack {
 }
 
 func (st s3Stack) client(endpoint, key, secret, token string) *s3.Client {
-	return s3.New(s3.Options{
-		BaseEndpoint:               aws.String(endpoint),
-		Region:                     st.region,
-		UsePathStyle:               true,
-		Credentials:                credentials.NewStaticCredentialsProvider(key, secret, token),
-		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
-		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
-		RetryMaxAttempts:           1,
-		HTTPClient:                 &http.Client{Timeout: time.Minute},
-	})
+	return s3test.Client(endpoint, st.region, key, secret, token, s3test.WhenRequired, s3test.Timeout(time.Minute))
 }
 
 func (st s3Stack) root() *s3.Client { return st.client(st.endpoint, st.key, st.secret, "") }

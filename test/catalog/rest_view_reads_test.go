@@ -1,25 +1,12 @@
 package catalog_test
 
 import (
-	"sync"
 	"testing"
 
 	"github.com/duckicelake/duckicelake/catalog/rest"
 	"github.com/duckicelake/duckicelake/governance"
+	"github.com/duckicelake/duckicelake/internal/testsupport/audittest"
 )
-
-// auditRecorder keeps the catalog's audit events.
-type auditRecorder struct {
-	mu  sync.Mutex
-	evs []governance.Event
-}
-
-func (a *auditRecorder) Record(ev *governance.Event) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.evs = append(a.evs, governance.Event{Action: ev.Action, Principal: ev.Principal, Namespace: ev.Namespace,
-		View: ev.View, Decision: ev.Decision, Reason: ev.Reason, Status: ev.Status})
-}
 
 // TestViewCrossNamespaceReads: a view's SQL may name a namespace other
 // than its own only when the token storing it may read that namespace
@@ -27,7 +14,7 @@ func (a *auditRecorder) Record(ev *governance.Event) {
 // 403, audited; aliases, strings and comments that look like names are
 // not namespaces.
 func TestViewCrossNamespaceReads(t *testing.T) {
-	audit := &auditRecorder{}
+	audit := &audittest.Recorder{}
 	env := newRestEnv(t, func(_ *rest.Config, d *rest.Deps) { d.Audit = audit })
 	admin, writer := env.token("admin"), env.token("writer") // writer: ns:sales:rw
 	for _, ns := range []string{"sales", "hr"} {
@@ -86,13 +73,13 @@ func TestViewCrossNamespaceReads(t *testing.T) {
 	}
 
 	denied := 0
-	for _, ev := range audit.evs {
+	for _, ev := range audit.Events() {
 		if ev.Decision == governance.OutcomeDeny && ev.Status == 403 && ev.Principal == "writer" && ev.Namespace == "sales" && ev.Reason != "" &&
 			(ev.Action == "CreateView" || ev.Action == "ReplaceView") {
 			denied++
 		}
 	}
 	if denied != 8 {
-		t.Errorf("%d view refusals audited; want 8: %+v", denied, audit.evs)
+		t.Errorf("%d view refusals audited; want 8: %+v", denied, audit.Events())
 	}
 }

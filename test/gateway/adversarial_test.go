@@ -709,6 +709,15 @@ func TestAdversarialStreamingPut(t *testing.T) {
 		a.e.mustBackendEqual(t, key, data)
 	}
 
+	// badChunk corrupts the signature of chunk n alone.
+	badChunk := func(n int) func(int, string) string {
+		return func(i int, s string) string {
+			if i == n {
+				return bad(s)
+			}
+			return s
+		}
+	}
 	cases := []struct {
 		name     string
 		mode     string
@@ -716,30 +725,10 @@ func TestAdversarialStreamingPut(t *testing.T) {
 		statuses []int
 		codes    []string
 	}{
-		{"bad first chunk signature", signed, streamOpts{corrupt: func(i int, s string) string {
-			if i == 0 {
-				return bad(s)
-			}
-			return s
-		}}, s403, []string{"SignatureDoesNotMatch"}},
-		{"bad middle chunk signature", signed, streamOpts{corrupt: func(i int, s string) string {
-			if i == 2 {
-				return bad(s)
-			}
-			return s
-		}}, s403, []string{"SignatureDoesNotMatch"}},
-		{"bad final chunk signature", signed, streamOpts{corrupt: func(i int, s string) string {
-			if i == 4 {
-				return bad(s)
-			}
-			return s
-		}}, s403, []string{"SignatureDoesNotMatch"}},
-		{"bad final chunk signature, trailer mode", signedTrailer, streamOpts{corrupt: func(i int, s string) string {
-			if i == 4 {
-				return bad(s)
-			}
-			return s
-		}}, s403, []string{"SignatureDoesNotMatch"}},
+		{"bad first chunk signature", signed, streamOpts{corrupt: badChunk(0)}, s403, []string{"SignatureDoesNotMatch"}},
+		{"bad middle chunk signature", signed, streamOpts{corrupt: badChunk(2)}, s403, []string{"SignatureDoesNotMatch"}},
+		{"bad final chunk signature", signed, streamOpts{corrupt: badChunk(4)}, s403, []string{"SignatureDoesNotMatch"}},
+		{"bad final chunk signature, trailer mode", signedTrailer, streamOpts{corrupt: badChunk(4)}, s403, []string{"SignatureDoesNotMatch"}},
 		{"bad trailer signature", signedTrailer, streamOpts{corruptTrailer: bad}, s403, []string{"SignatureDoesNotMatch"}},
 		{"wrong trailing checksum, signed", signedTrailer, streamOpts{trailer: "x-amz-checksum-crc32c:AAAAAA=="}, s400, []string{"BadDigest", "InvalidRequest"}},
 		{"wrong trailing checksum, unsigned", unsigned, streamOpts{trailer: "x-amz-checksum-crc32c:AAAAAA=="}, s400, []string{"BadDigest", "InvalidRequest"}},

@@ -15,11 +15,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/duckicelake/duckicelake/internal/testsupport"
+	"github.com/duckicelake/duckicelake/internal/testsupport/s3test"
 )
 
 // stackEnv is the running stack (testsupport.Stack) as these tests use it.
@@ -120,16 +120,8 @@ func (e *stackEnv) root() creds { return creds{AccessKeyID: e.S3Key, SecretAcces
 // checksums selects the SDK's request checksum mode ("" = the SDK default,
 // which adds CRC checksums to every PUT and UploadPart).
 func (e *stackEnv) s3Client(endpoint string, c creds, checksums aws.RequestChecksumCalculation) *s3.Client {
-	return s3.New(s3.Options{
-		BaseEndpoint:               aws.String(endpoint),
-		Region:                     e.Region,
-		UsePathStyle:               true,
-		Credentials:                credentials.NewStaticCredentialsProvider(c.AccessKeyID, c.SecretAccessKey, c.SessionToken),
-		RequestChecksumCalculation: checksums,
-		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
-		RetryMaxAttempts:           1,
-		HTTPClient:                 &http.Client{Timeout: 2 * time.Minute},
-	})
+	return s3test.Client(endpoint, e.Region, c.AccessKeyID, c.SecretAccessKey, c.SessionToken, s3test.WhenRequired,
+		func(o *s3.Options) { o.RequestChecksumCalculation = checksums }, s3test.Timeout(2*time.Minute))
 }
 
 // backend is a root client for the backend, bypassing the gateway: the

@@ -254,27 +254,28 @@ func TestChunkSignerVectors(t *testing.T) {
 	payload := bytes.Repeat([]byte{'a'}, 66560)
 	chunks := [][]byte{payload[:65536], payload[65536:], nil}
 
-	s := newChunkSigner(secret, "20130524T000000Z", "us-east-1", "4f232c4386841ef735655705268965c44a0e4690baa4adea153f7db9fa80a0a9")
-	want := []string{
-		"ad80c730a21e5b8d04586a2213dd63b9a0e99e0e2307b0ade35a65485a288648",
-		"0055627c9e194cb4542bae2aa5492e3c1575bbb81b612b7d234b86a503ef5497",
-		"b6c6ea8a5354eaf15b3cb7646744f4275b71ea724fed81ceb9323e279d449df9",
-	}
-	for i, c := range chunks {
-		if got := s.next(c); got != want[i] {
-			t.Errorf("chunk %d: signature %s, want %s", i, got, want[i])
-		}
-	}
-
-	s = newChunkSigner(secret, "20130524T000000Z", "us-east-1", "106e2a8a18243abcf37539882f36619c00e2dfc72633413f02d3b74544bfeb8e")
-	want = []string{
-		"b474d8862b1487a5145d686f57f013e54db672cee1c953b3010fb58501ef5aa2",
-		"1c1344b170168f8e65b41376b44b20fe354e373826ccbbe2c1d40a8cae51e5c7",
-		"2ca2aba2005185cf7159c6277faf83795951dd77a3a99e6e65d5c9f85863f992",
-	}
-	for i, c := range chunks {
-		if got := s.next(c); got != want[i] {
-			t.Errorf("trailer variant chunk %d: signature %s, want %s", i, got, want[i])
+	var s *chunkSigner
+	for _, v := range []struct {
+		name, seed string
+		want       []string
+	}{
+		{"chunk", "4f232c4386841ef735655705268965c44a0e4690baa4adea153f7db9fa80a0a9", []string{
+			"ad80c730a21e5b8d04586a2213dd63b9a0e99e0e2307b0ade35a65485a288648",
+			"0055627c9e194cb4542bae2aa5492e3c1575bbb81b612b7d234b86a503ef5497",
+			"b6c6ea8a5354eaf15b3cb7646744f4275b71ea724fed81ceb9323e279d449df9",
+		}},
+		// The trailer variant; s stays its signer for the trailer below.
+		{"trailer variant chunk", "106e2a8a18243abcf37539882f36619c00e2dfc72633413f02d3b74544bfeb8e", []string{
+			"b474d8862b1487a5145d686f57f013e54db672cee1c953b3010fb58501ef5aa2",
+			"1c1344b170168f8e65b41376b44b20fe354e373826ccbbe2c1d40a8cae51e5c7",
+			"2ca2aba2005185cf7159c6277faf83795951dd77a3a99e6e65d5c9f85863f992",
+		}},
+	} {
+		s = newChunkSigner(secret, "20130524T000000Z", "us-east-1", v.seed)
+		for i, c := range chunks {
+			if got := s.next(c); got != v.want[i] {
+				t.Errorf("%s %d: signature %s, want %s", v.name, i, got, v.want[i])
+			}
 		}
 	}
 	if got, want := s.trailer("x-amz-checksum-crc32c:sOO8/Q==\n"), "d81f82fc3505edab99d459891051a732e8730629a2e4a59689829ca17fe2e435"; got != want {

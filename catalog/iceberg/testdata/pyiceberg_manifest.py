@@ -56,41 +56,40 @@ io = PyArrowFileIO()
 snapshot = 7302548421370193458
 u = uuid.UUID("6a1f3a7c-1b2c-4d3e-8f90-123456789abc")
 manifest_path = os.path.join(here, "pyiceberg-manifest.avro")
+
+
+def added(file_path: str, **fields) -> ManifestEntry:
+    """An ADDED entry of this snapshot for a Parquet data file."""
+    return ManifestEntry.from_args(
+        status=ManifestEntryStatus.ADDED,
+        snapshot_id=snapshot,
+        data_file=DataFile.from_args(content=DataFileContent.DATA, file_path=file_path, file_format=FileFormat.PARQUET, **fields),
+    )
+
+
 with write_manifest(2, spec, schema, io.new_output(manifest_path), snapshot, "deflate") as w:
     w.add(
-        ManifestEntry.from_args(
-            status=ManifestEntryStatus.ADDED,
-            snapshot_id=snapshot,
-            data_file=DataFile.from_args(
-                content=DataFileContent.DATA,
-                file_path="s3://lake/data/ns/t/data/ts_day=2024-01-02/00000-0-a.parquet",
-                file_format=FileFormat.PARQUET,
-                partition=Record(19724, 3, "books", Decimal("12.50"), u, "bo"),
-                record_count=3,
-                file_size_in_bytes=1234,
-                column_sizes={1: 40, 3: 30},
-                value_counts={1: 3, 3: 3},
-                null_value_counts={1: 0, 3: 1},
-                nan_value_counts={},
-                lower_bounds={1: (5).to_bytes(8, "little", signed=True), 3: b"a"},
-                upper_bounds={1: (99).to_bytes(8, "little", signed=True), 3: b"z"},
-                split_offsets=[4],
-                sort_order_id=0,
-            ),
+        added(
+            "s3://lake/data/ns/t/data/ts_day=2024-01-02/00000-0-a.parquet",
+            partition=Record(19724, 3, "books", Decimal("12.50"), u, "bo"),
+            record_count=3,
+            file_size_in_bytes=1234,
+            column_sizes={1: 40, 3: 30},
+            value_counts={1: 3, 3: 3},
+            null_value_counts={1: 0, 3: 1},
+            nan_value_counts={},
+            lower_bounds={1: (5).to_bytes(8, "little", signed=True), 3: b"a"},
+            upper_bounds={1: (99).to_bytes(8, "little", signed=True), 3: b"z"},
+            split_offsets=[4],
+            sort_order_id=0,
         )
     )
     w.add(
-        ManifestEntry.from_args(
-            status=ManifestEntryStatus.ADDED,
-            snapshot_id=snapshot,
-            data_file=DataFile.from_args(
-                content=DataFileContent.DATA,
-                file_path="s3://lake/data/ns/t/data/ts_day=null/00000-0-b.parquet",
-                file_format=FileFormat.PARQUET,
-                partition=Record(None, 0, None, None, None, None),
-                record_count=1,
-                file_size_in_bytes=99,
-            ),
+        added(
+            "s3://lake/data/ns/t/data/ts_day=null/00000-0-b.parquet",
+            partition=Record(None, 0, None, None, None, None),
+            record_count=1,
+            file_size_in_bytes=99,
         )
     )
 manifest = w.to_manifest_file()
