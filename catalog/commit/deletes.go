@@ -172,16 +172,22 @@ func (c *Catalog) addPositions(ctx context.Context, tx pgx.Tx, snap *Snapshot, t
 		}
 	}
 	// The client's file is replaced by the ones written above and never
-	// registered: it goes too (under a file id of its own, which DuckDB's
-	// cleanup removes the row by), once.
-	if snap.replaced[f.Path] {
+	// registered: it goes too.
+	return c.replaceClientFile(ctx, tx, snap, f.Path)
+}
+
+// replaceClientFile schedules a delete file the client wrote and the
+// commit does not register for deletion (under a file id of its own, which
+// DuckDB's cleanup removes the row by), once per snapshot.
+func (c *Catalog) replaceClientFile(ctx context.Context, tx pgx.Tx, snap *Snapshot, location string) error {
+	if snap.replaced[location] {
 		return nil
 	}
 	if snap.replaced == nil {
 		snap.replaced = map[string]bool{}
 	}
-	snap.replaced[f.Path] = true
-	return c.scheduleReplaced(ctx, tx, snap.fileID(), f.Path)
+	snap.replaced[location] = true
+	return c.scheduleReplaced(ctx, tx, snap.fileID(), location)
 }
 
 // scheduleReplaced schedules a delete file that no snapshot references for

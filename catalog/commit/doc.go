@@ -34,7 +34,16 @@
 //	                         one for a data file with a delete file merged into new files (the
 //	                         client's then → ducklake_files_scheduled_for_deletion, in the commit's
 //	                         transaction)
-//	equality delete file     501
+//	equality delete file     no DuckLake file: per live data file it applies to by Iceberg's
+//	                         sequence-number rule (all but those the same snapshot adds) and
+//	                         partition scope (same DuckLake partition and values; an
+//	                         unpartitioned delete: every file), the positions of rows equal on the
+//	                         equality_ids (NULL = NULL; read with an embedded DuckDB) → position
+//	                         deletes as above (merged with the file's, written beside the
+//	                         client's); the client's file → ducklake_files_scheduled_for_deletion.
+//	                         Truncate-scoped, nested keys, tables with inlined rows, name-mapped
+//	                         data files → 406; equality ids naming no column, key columns the
+//	                         file lacks or of another type, an unreadable file → 400
 //	add-schema + current     columns diffed by field id: add, drop, rename, int→long, float→double,
 //	                         decimal widening, optional; new rows for changed columns; altered_table;
 //	                         docs → ducklake_column_tag "comment" (DuckDB's COMMENT ON COLUMN)

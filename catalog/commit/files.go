@@ -25,8 +25,11 @@ const inlinedDir = "/__inlined__/"
 
 // fileChange is what one Iceberg snapshot does to a table's files.
 type fileChange struct {
-	addData      []addedFile
-	addDeletes   []addedFile
+	addData    []addedFile
+	addDeletes []addedFile
+	// addEqDeletes are equality delete files, which DuckLake has no
+	// place for: they become position deletes (equality.go).
+	addEqDeletes []addedFile
 	removeData   []string
 	removeDelete []string
 	// removeDVs names the data files whose deletion vector (format
@@ -209,8 +212,10 @@ func (ch *fileChange) addLive(f iceberg.DataFile, spec iceberg.PartitionSpec, di
 		ch.addData = append(ch.addData, addedFile{file: &f, spec: spec})
 	case iceberg.ContentPositionDeletes:
 		ch.addDeletes = append(ch.addDeletes, addedFile{file: &f, spec: spec})
+	case iceberg.ContentEqualityDeletes:
+		ch.addEqDeletes = append(ch.addEqDeletes, addedFile{file: &f, spec: spec})
 	default:
-		return unsupported("equality delete file %s: DuckLake has no equality deletes; write position deletes or rewrite the data files", f.Path)
+		return invalid("file %s has content %d", f.Path, f.Content)
 	}
 	return nil
 }
@@ -391,6 +396,38 @@ func (c *Catalog) shape(ctx context.Context, tx pgx.Tx, snap *Snapshot, t duckla
 	return sh, nil
 }
 
+// partitionOf is the DuckLake partition a file (a data file, or an
+// equality delete file's scope) written under a.spec belongs to and its
+// values there: nil for an unpartitioned spec, and for a spec of truncate
+// fields only, which has no DuckLake partition (its files are
+// unpartitioned there, and catalog/materialize derives their values from
+// their statistics). specAlias maps the specs the commit adds.
+func (sh *tableShape) partitionOf(a addedFile, specAlias map[int]int64) (*ducklake.PartitionInfo, []*string, error) {
+	f := a.file
+	if len(a.spec.Fields) == 0 {
+		return nil, nil, nil
+	}
+	specPart, ok := specAlias[a.spec.ID]
+	if !ok {
+		specPart, ok = sh.specParts[a.spec.ID]
+	}
+	if !ok {
+		specPart = int64(a.spec.ID)
+	}
+	if specPart == 0 && ok {
+		return nil, nil, nil
+	}
+	info := sh.partitions[specPart]
+	if info == nil {
+		return nil, nil, invalid("file %s is written for partition spec %d, which the table does not have", f.Path, a.spec.ID)
+	}
+	values, err := partitionValues(a.spec, f.Partition, info, sh.top)
+	if err != nil {
+		return nil, nil, fmt.Errorf("file %s: %w", f.Path, err)
+	}
+	return info, values, nil
+}
+
 // applyFiles registers a snapshot's file changes in DuckLake rows.
 func (c *Catalog) applyFiles(ctx context.Context, tx pgx.Tx, snap *Snapshot, t ducklake.Table, ch *fileChange, operation string, specAlias map[int]int64) error {
 	data, dels, err := c.liveFiles(ctx, tx, snap, t)
@@ -467,28 +504,12 @@ func (c *Catalog) applyFiles(ctx context.Context, tx pgx.Tx, snap *Snapshot, t d
 			return conflict("data file %s is already part of the table", f.Path)
 		}
 		var partID any
-		var values []*string
-		if len(a.spec.Fields) > 0 {
-			specPart, ok := specAlias[a.spec.ID]
-			if !ok {
-				specPart, ok = sh.specParts[a.spec.ID]
-			}
-			if !ok {
-				specPart = int64(a.spec.ID)
-			}
-			// A spec of truncate fields only has no DuckLake partition:
-			// its files are unpartitioned there, and catalog/materialize
-			// derives their values from their statistics.
-			if specPart != 0 || !ok {
-				info := sh.partitions[specPart]
-				if info == nil {
-					return invalid("data file %s is written for partition spec %d, which the table does not have", f.Path, a.spec.ID)
-				}
-				if values, err = partitionValues(a.spec, f.Partition, info, sh.top); err != nil {
-					return fmt.Errorf("data file %s: %w", f.Path, err)
-				}
-				partID = info.ID
-			}
+		info, values, err := sh.partitionOf(a, specAlias)
+		if err != nil {
+			return err
+		}
+		if info != nil {
+			partID = info.ID
 		}
 		id := snap.fileID()
 		path, rel := relTo(t.Path, f.Path)
@@ -548,6 +569,10 @@ func (c *Catalog) applyFiles(ctx context.Context, tx pgx.Tx, snap *Snapshot, t d
 		}
 	}
 
+	if err := c.addEqualityDeletes(ctx, tx, snap, t, sh, ch, data, removedDelete, specAlias); err != nil {
+		return err
+	}
+
 	if len(ch.addData) > 0 {
 		if err := c.updateTableStats(ctx, tx, t.ID, addedRows, addedBytes, nextRowID, stats, sh.leaves); err != nil {
 			return err
@@ -561,7 +586,7 @@ func (c *Catalog) applyFiles(ctx context.Context, tx pgx.Tx, snap *Snapshot, t d
 		if len(ch.addData) > 0 {
 			snap.change("inserted_into_table:" + tid)
 		}
-		if len(ch.removeData) > 0 || len(ch.addDeletes) > 0 || len(ch.removeDelete) > 0 {
+		if len(ch.removeData) > 0 || len(ch.addDeletes) > 0 || len(ch.addEqDeletes) > 0 || len(ch.removeDelete) > 0 {
 			snap.change("deleted_from_table:" + tid)
 		}
 	}

@@ -190,6 +190,12 @@ func (c *Catalog) liveSnapshotFiles(ctx context.Context, md *iceberg.TableMetada
 			if len(man.Spec.Fields) > 0 && man.Spec.ID != md.DefaultSpecID {
 				return nil, unsupported("file %s was written under partition spec %d, not the table's default spec %d: DuckLake keeps only the current partitioning, so rewrite the table's files under its current spec before registering it", e.File.Path, man.Spec.ID, md.DefaultSpecID)
 			}
+			if e.File.Content == iceberg.ContentEqualityDeletes {
+				// A registration is one DuckLake snapshot: which data files
+				// an equality delete applies to goes by sequence numbers
+				// that are not carried over.
+				return nil, unsupported("equality delete file %s: a registered table's files become one snapshot, so equality deletes cannot be applied by sequence number; rewrite the table's data files (or write position deletes) before registering it", e.File.Path)
+			}
 			if err := ch.addLive(*e.File, man.Spec, dir); err != nil {
 				return nil, err
 			}

@@ -3,6 +3,7 @@ package iceberg
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 )
 
@@ -451,12 +452,21 @@ func (g getter) ints(name string) []int {
 	}
 	out := make([]int, 0, len(l))
 	for _, v := range l {
-		x, ok := v.(int32)
-		if !ok {
+		switch x := v.(type) {
+		case int32:
+			out = append(out, int(x))
+		case int64:
+			// PyIceberg (0.12) writes equality_ids as longs, not the
+			// spec's ints; a field id is an int either way.
+			if x < math.MinInt32 || x > math.MaxInt32 {
+				g.fail(name, v, "int")
+				return nil
+			}
+			out = append(out, int(x))
+		default:
 			g.fail(name, v, "int")
 			return nil
 		}
-		out = append(out, int(x))
 	}
 	return out
 }
