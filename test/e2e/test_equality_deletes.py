@@ -70,6 +70,43 @@ def put(tbl, path: str, body: bytes) -> None:
         f.write(body)
 
 
+def commit_equality_delete(tbl, keys: list[dict], equality_ids=(1, 2)) -> str:
+    """Commits an equality delete of keys on (id: field 1, name: field 2)
+    to PyIceberg table tbl over REST, as Flink or iceberg-go would: the
+    Parquet file with Iceberg field ids, its delete manifest and a manifest
+    list beside the parent's manifests. Returns the delete file's path."""
+    arrow_schema = pa.schema([field("id", pa.int64(), 1), field("name", pa.string(), 2)])
+    keys = pa.Table.from_pylist(keys, schema=arrow_schema)
+    buf = io.BytesIO()
+    pq.write_table(keys, buf)
+    body = buf.getvalue()
+    base = tbl.location().rstrip("/")
+    del_path = f"{base}/data/eq-{uuid.uuid4()}.parquet"
+    put(tbl, del_path, body)
+    df = DataFile.from_args(
+        _table_format_version=2,
+        content=DataFileContent.EQUALITY_DELETES, file_path=del_path, file_format=FileFormat.PARQUET,
+        partition=Record(), record_count=keys.num_rows, file_size_in_bytes=len(body), equality_ids=list(equality_ids),
+    )
+    parent = tbl.current_snapshot()
+    snapshot_id = tbl.metadata.new_snapshot_id()
+    seq = tbl.metadata.next_sequence_number()
+    man_path = f"{base}/metadata/{uuid.uuid4()}-m0.avro"
+    with DeleteManifestWriter(tbl.spec(), tbl.schema(), tbl.io.new_output(man_path), snapshot_id, "deflate") as w:
+        w.add(ManifestEntry.from_args(_table_format_version=2, status=ManifestEntryStatus.ADDED, snapshot_id=snapshot_id, data_file=df))
+    manifest = w.to_manifest_file()
+    list_path = f"{base}/metadata/snap-{snapshot_id}-{uuid.uuid4()}.avro"
+    with write_manifest_list(2, tbl.io.new_output(list_path), snapshot_id, parent.snapshot_id, seq, "deflate") as lw:
+        lw.add_manifests([*parent.manifests(tbl.io), manifest])
+    snap = Snapshot(snapshot_id=snapshot_id, parent_snapshot_id=parent.snapshot_id, sequence_number=seq,
+                    manifest_list=list_path, summary=Summary(operation=Operation.DELETE), schema_id=tbl.schema().schema_id)
+    tbl._do_commit(
+        (AddSnapshotUpdate(snapshot=snap), SetSnapshotRefUpdate(ref_name="main", type="branch", snapshot_id=snapshot_id)),
+        (AssertRefSnapshotId(ref="main", snapshot_id=parent.snapshot_id),),
+    )
+    return del_path
+
+
 @pytest.fixture
 def setup(lake: Lake):
     ns = "eqd_" + os.urandom(4).hex()
@@ -97,35 +134,7 @@ def test_equality_delete_becomes_position_deletes(setup):
     tbl = cat.load_table(f"{ns}.t")
     assert fresh(con, f"SELECT count(*) FROM l.{ns}.t") == [(6,)]
 
-    keys = pa.Table.from_pylist([{"id": 1, "name": "a"}, {"id": 3, "name": None}, {"id": None, "name": "d"}, {"id": 5, "name": "f"}],
-                                schema=arrow_schema)
-    buf = io.BytesIO()
-    pq.write_table(keys, buf)
-    body = buf.getvalue()
-    base = tbl.location().rstrip("/")
-    del_path = f"{base}/data/eq-{uuid.uuid4()}.parquet"
-    put(tbl, del_path, body)
-    df = DataFile.from_args(
-        _table_format_version=2,
-        content=DataFileContent.EQUALITY_DELETES, file_path=del_path, file_format=FileFormat.PARQUET,
-        partition=Record(), record_count=keys.num_rows, file_size_in_bytes=len(body), equality_ids=[1, 2],
-    )
-    parent = tbl.current_snapshot()
-    snapshot_id = tbl.metadata.new_snapshot_id()
-    seq = tbl.metadata.next_sequence_number()
-    man_path = f"{base}/metadata/{uuid.uuid4()}-m0.avro"
-    with DeleteManifestWriter(tbl.spec(), tbl.schema(), tbl.io.new_output(man_path), snapshot_id, "deflate") as w:
-        w.add(ManifestEntry.from_args(_table_format_version=2, status=ManifestEntryStatus.ADDED, snapshot_id=snapshot_id, data_file=df))
-    manifest = w.to_manifest_file()
-    list_path = f"{base}/metadata/snap-{snapshot_id}-{uuid.uuid4()}.avro"
-    with write_manifest_list(2, tbl.io.new_output(list_path), snapshot_id, parent.snapshot_id, seq, "deflate") as lw:
-        lw.add_manifests([*parent.manifests(tbl.io), manifest])
-    snap = Snapshot(snapshot_id=snapshot_id, parent_snapshot_id=parent.snapshot_id, sequence_number=seq,
-                    manifest_list=list_path, summary=Summary(operation=Operation.DELETE), schema_id=tbl.schema().schema_id)
-    tbl._do_commit(
-        (AddSnapshotUpdate(snapshot=snap), SetSnapshotRefUpdate(ref_name="main", type="branch", snapshot_id=snapshot_id)),
-        (AssertRefSnapshotId(ref="main", snapshot_id=parent.snapshot_id),),
-    )
+    del_path = commit_equality_delete(tbl, [{"id": 1, "name": "a"}, {"id": 3, "name": None}, {"id": None, "name": "d"}, {"id": 5, "name": "f"}])
 
     want = [(2, "b"), (3, "c"), (4, "e")]
     assert fresh(con, f"SELECT id, name FROM l.{ns}.t") == want

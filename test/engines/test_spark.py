@@ -403,3 +403,21 @@ def test_commits_leave_no_orphans(spark, duck, lake: Lake, ns):
     assert leaked == set(), "referenced by nothing and not scheduled for deletion"
     assert wrong == set(), "served, yet scheduled for deletion"
     assert rows(spark.sql(f"SELECT id FROM lake.{ns}.orph")) == [(1,), (2,), (3,)]
+
+
+def test_spark_reads_equality_deletes(spark, duck, lake: Lake, ns):
+    """Issue 15 item 10: an equality delete committed over REST (as Flink
+    or iceberg-go write them) becomes DuckLake position deletes; Spark then
+    reads the same rows as DuckDB (ducklake) and PyIceberg, NULL keys equal."""
+    from test_equality_deletes import commit_equality_delete
+
+    spark.sql(f"CREATE TABLE lake.{ns}.eq (id BIGINT, name STRING) USING iceberg")
+    spark.sql(f"INSERT INTO lake.{ns}.eq VALUES (1, 'a'), (2, 'b'), (3, NULL), (4, 'd')")
+    tbl = lake.pyiceberg().load_table(f"{ns}.eq")
+    commit_equality_delete(tbl, [{"id": 1, "name": "a"}, {"id": 3, "name": None}, {"id": 4, "name": "x"}])
+    spark.sql(f"REFRESH TABLE lake.{ns}.eq")
+    want = [(2, "b"), (4, "d")]
+    assert rows(spark.sql(f"SELECT id, name FROM lake.{ns}.eq")) == want
+    assert duck_rows(duck, f"SELECT id, name FROM l.{ns}.eq") == want
+    got = lake.pyiceberg().load_table(f"{ns}.eq").scan().to_arrow().to_pylist()
+    assert sorted((r["id"], r["name"]) for r in got) == want
