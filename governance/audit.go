@@ -141,9 +141,15 @@ func RecordSync(ctx context.Context, s Sink, ev *Event) error {
 // RecordSync records ev in each sink, durably in those that can; the
 // first failure is returned after every sink has had the event.
 func (t tee) RecordSync(ctx context.Context, ev *Event) error {
+	return t.each(ctx, ev, RecordSync)
+}
+
+// each records ev in every sink with record; the first failure is
+// returned after every sink has had the event.
+func (t tee) each(ctx context.Context, ev *Event, record func(context.Context, Sink, *Event) error) error {
 	var first error
 	for _, s := range t {
-		if err := RecordSync(ctx, s, ev); err != nil && first == nil {
+		if err := record(ctx, s, ev); err != nil && first == nil {
 			first = err
 		}
 	}
@@ -174,13 +180,7 @@ func RecordChecked(ctx context.Context, s Sink, ev *Event) error {
 // RecordChecked records ev in each sink, checked in those that can; the
 // first failure is returned after every sink has had the event.
 func (t tee) RecordChecked(ctx context.Context, ev *Event) error {
-	var first error
-	for _, s := range t {
-		if err := RecordChecked(ctx, s, ev); err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
+	return t.each(ctx, ev, RecordChecked)
 }
 
 // ZapSink writes each event as one JSON line through l at info level,

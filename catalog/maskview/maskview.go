@@ -23,7 +23,6 @@ package maskview
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -34,6 +33,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"go.uber.org/zap"
@@ -194,7 +194,7 @@ func (m *Manager) create(ctx context.Context, tx pgx.Tx, head ducklake.Head, nex
 	}
 	id := head.NextCatalogID
 	if _, err := tx.Exec(ctx, `INSERT INTO `+m.t("ducklake_schema")+` (schema_id, schema_uuid, begin_snapshot, end_snapshot, schema_name, path, path_is_relative)
-		VALUES ($1, $2::uuid, $3, NULL, $4, $5, true)`, id, newUUID(), next, name, name+"/"); err != nil {
+		VALUES ($1, $2::uuid, $3, NULL, $4, $5, true)`, id, uuid.NewString(), next, name, name+"/"); err != nil {
 		return ducklake.Edit{}, fmt.Errorf("insert schema: %w", err)
 	}
 	var changes strings.Builder
@@ -202,7 +202,7 @@ func (m *Manager) create(ctx context.Context, tx pgx.Tx, head ducklake.Head, nex
 	changes.WriteString(ducklake.QuoteName(name))
 	for i, v := range set.Views {
 		if _, err := tx.Exec(ctx, `INSERT INTO `+m.t("ducklake_view")+` (view_id, view_uuid, begin_snapshot, end_snapshot, schema_id, view_name, dialect, sql, column_aliases)
-			VALUES ($1, $2::uuid, $3, NULL, $4, $5, 'duckdb', $6, '')`, id+1+int64(i), newUUID(), next, id, v.Table, v.SQL); err != nil {
+			VALUES ($1, $2::uuid, $3, NULL, $4, $5, 'duckdb', $6, '')`, id+1+int64(i), uuid.NewString(), next, id, v.Table, v.SQL); err != nil {
 			return ducklake.Edit{}, fmt.Errorf("insert view %q: %w", v.Table, err)
 		}
 		changes.WriteString(",created_view:")
@@ -311,14 +311,4 @@ func (m *Manager) Sweep(ctx context.Context, now time.Time) (int, error) {
 func likePrefix(p string) string {
 	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 	return r.Replace(p) + "%"
-}
-
-// newUUID is a random (version 4) UUID.
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -168,6 +167,10 @@ func (s *Server) vendDirect(r *request, p *governance.Principal, args *fasthttp.
 		MaskedViews: []string{}, PostAttachSQL: []string{}, StorageCredentials: []storageCredential{}, Enforcement: "row-level-security"}
 	var grants []pgaccess.TableAccess
 	views := maskview.Set{Namespace: r.ns}
+	disabled, err := s.maskingDisabled(r.ctx, scope)
+	if err != nil {
+		return nil, err
+	}
 	for _, t := range scope {
 		pl, pt, ok, err := s.gov.Engine.PlanTable(r.ctx, p, r.ns, t.Name)
 		if err != nil {
@@ -190,11 +193,7 @@ func (s *Server) vendDirect(r *request, p *governance.Principal, args *fasthttp.
 		// served raw they would skip the masks and filters.
 		files := !pl.Governed()
 		if pl.Governed() && pl.Tier == plan.TierCooperative && s.gov.MaskViews != nil {
-			disabled, err := s.maskingDisabled(r.ctx, t.ID)
-			if err != nil {
-				return nil, err
-			}
-			if !disabled {
+			if !disabled[t.ID] {
 				views.Add(maskview.View{Table: t.Name, SQL: maskingViewSQL(&pl, pt, r.ns)})
 				files = true
 			}
@@ -325,15 +324,25 @@ func maskingViewSQL(pl *plan.Plan, pt *plan.Table, ns string) string {
 // among them.
 const tablePropertyTable = "duckicelake_table_property"
 
-// maskingDisabled reports whether table id has masking views switched off.
-func (s *Server) maskingDisabled(ctx context.Context, id int64) (bool, error) {
-	var v string
-	err := s.db.QueryRow(ctx, `SELECT value FROM `+s.t(tablePropertyTable)+` WHERE table_id = $1 AND key = $2`, id, commit.MaskingDisabledProperty).Scan(&v)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("read %s of table %d: %w", commit.MaskingDisabledProperty, id, err)
+// maskingDisabled says which of tables have masking views switched off,
+// in one query.
+func (s *Server) maskingDisabled(ctx context.Context, tables []ducklake.Table) (map[int64]bool, error) {
+	ids := make([]int64, len(tables))
+	for i, t := range tables {
+		ids[i] = t.ID
 	}
-	return strings.EqualFold(strings.TrimSpace(v), "true"), nil
+	rows, err := s.db.Query(ctx, `SELECT table_id FROM `+s.t(tablePropertyTable)+` WHERE table_id = ANY($1) AND key = $2 AND lower(trim(value)) = 'true'`,
+		ids, commit.MaskingDisabledProperty)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", commit.MaskingDisabledProperty, err)
+	}
+	off, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", commit.MaskingDisabledProperty, err)
+	}
+	out := make(map[int64]bool, len(off))
+	for _, id := range off {
+		out[id] = true
+	}
+	return out, nil
 }
