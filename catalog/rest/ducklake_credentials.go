@@ -144,43 +144,31 @@ func (s *Server) vendDirect(r *request, p *governance.Principal, args *fasthttp.
 	if schema == nil {
 		return nil, noSuchNamespace(r.ns)
 	}
-	var scope []ducklake.Table
 	if r.table != "" {
-		t, err := s.tableAt(r.ctx, snap, r.ns, r.table)
-		if err != nil {
+		if _, err := s.tableAt(r.ctx, snap, r.ns, r.table); err != nil {
 			return nil, err
 		}
-		scope = []ducklake.Table{t}
-	} else {
-		all, err := s.reader.Tables(r.ctx, snap)
-		if err != nil {
-			return nil, err
-		}
-		for _, t := range all {
-			if t.SchemaID == schema.ID {
-				scope = append(scope, t)
-			}
-		}
+	}
+	// The masking views are the namespace's whole set for this principal
+	// whatever the scope, so a table's vend, a namespace's vend and
+	// LoadTable name one schema.
+	planned, views, err := s.planNamespace(r.ctx, p, r.ns, schema.ID, snap)
+	if err != nil {
+		s.log.Error("governance: plan failed; no DuckLake-direct vend", zap.String("namespace", r.ns), zap.Error(err))
+		return nil, errGovernanceUnavailable
 	}
 
 	out := &ducklakeCredentials{Alias: directAlias, DataPath: s.dataPath, Tables: []string{}, Restricted: []string{},
 		MaskedViews: []string{}, PostAttachSQL: []string{}, StorageCredentials: []storageCredential{}, Enforcement: "row-level-security"}
 	var grants []pgaccess.TableAccess
-	views := maskview.Set{Namespace: r.ns}
-	disabled, err := s.maskingDisabled(r.ctx, scope)
-	if err != nil {
-		return nil, err
-	}
-	for _, t := range scope {
-		pl, pt, ok, err := s.gov.Engine.PlanTable(r.ctx, p, r.ns, t.Name)
-		if err != nil {
-			s.log.Error("governance: plan failed; no DuckLake-direct vend", zap.String("table", r.ns+"."+t.Name), zap.Error(err))
-			return nil, errGovernanceUnavailable
+	var scope []ducklake.Table
+	for _, pt := range planned {
+		t := pt.table
+		if r.table != "" && t.Name != r.table {
+			continue
 		}
-		if !ok {
-			continue // dropped meanwhile
-		}
-		if !pl.Visible {
+		scope = append(scope, t)
+		if !pt.plan.Visible {
 			if r.table != "" {
 				return nil, noSuchTable(r.ns, r.table)
 			}
@@ -191,18 +179,15 @@ func (s *Server) vendDirect(r *request, p *governance.Principal, args *fasthttp.
 		// sees those (a qualified base name reads them raw — the tier's
 		// boundary). Any other governed table keeps its base rows hidden:
 		// served raw they would skip the masks and filters.
-		files := !pl.Governed()
-		if pl.Governed() && pl.Tier == plan.TierCooperative && s.gov.MaskViews != nil {
-			if !disabled[t.ID] {
-				views.Add(maskview.View{Table: t.Name, SQL: maskingViewSQL(&pl, pt, r.ns)})
-				files = true
-			}
-		}
+		files := !pt.plan.Governed() || pt.viewed
 		grants = append(grants, pgaccess.TableAccess{TableID: t.ID, Files: files})
 		out.Tables = append(out.Tables, r.ns+"."+t.Name)
 		if !files {
 			out.Restricted = append(out.Restricted, r.ns+"."+t.Name)
 		}
+	}
+	if r.table != "" && len(scope) == 0 {
+		return nil, noSuchTable(r.ns, r.table) // dropped meanwhile
 	}
 
 	ttl := d.TTL
@@ -252,7 +237,9 @@ func (s *Server) vendDirect(r *request, p *governance.Principal, args *fasthttp.
 			return nil, errorf(fasthttp.StatusServiceUnavailable, TypeServiceUnavailable, "the masking views could not be written; no credential was vended; retry")
 		}
 		for _, v := range views.Views {
-			out.MaskedViews = append(out.MaskedViews, masked+"."+v.Table)
+			if r.table == "" || v.Table == r.table {
+				out.MaskedViews = append(out.MaskedViews, masked+"."+v.Table)
+			}
 		}
 		out.MaskingSchema = masked
 		path, err := sqltext.String(sqltext.MustIdent(directAlias) + "." + sqltext.MustIdent(masked) + "," +

@@ -90,7 +90,17 @@ func (s *Server) governedEntry(r *request, e *loadEntry, form byte, asOf int64) 
 		ge, err := s.shadowEntry(r, e, pt, &pl, form, asOf)
 		return ge, true, err
 	}
-	ge, err := s.stampedEntry(e, pt, &pl, form)
+	// The masking view this principal reads the table through, for
+	// view-capable engines (and DuckLake-direct sessions) to find.
+	view, err := s.maskingViewName(r.ctx, &p, r.p, r.ns, r.table)
+	if err != nil {
+		s.log.Error("governance: masking view not named", zap.String("table", r.ns+"."+r.table), zap.Error(err))
+		if s.gov.FailClosed {
+			return nil, false, errGovernanceUnavailable
+		}
+		view = ""
+	}
+	ge, err := s.stampedEntry(e, pt, &pl, form, view)
 	return ge, false, err
 }
 
@@ -102,13 +112,14 @@ func govKey(e *loadEntry, form byte, sig, tier string) []byte {
 }
 
 // stampedEntry is e with the plan stamped on its metadata and its
-// read-restrictions, cached per (e, signature).
-func (s *Server) stampedEntry(e *loadEntry, pt *plan.Table, pl *plan.Plan, form byte) (*loadEntry, error) {
-	key := govKey(e, form, pl.Signature, "c")
+// read-restrictions and its masking view's name (view, "" for none),
+// cached per (e, signature, view).
+func (s *Server) stampedEntry(e *loadEntry, pt *plan.Table, pl *plan.Plan, form byte, view string) (*loadEntry, error) {
+	key := govKey(e, form, pl.Signature, "c"+view)
 	if g := s.govCache.get(key); g != nil {
 		return g, nil
 	}
-	meta, err := stampMetadata(e.metadata, pt, pl)
+	meta, err := stampMetadata(e.metadata, pt, pl, view)
 	if err != nil {
 		return nil, fmt.Errorf("stamp %s.%s: %w", pt.Namespace, pt.Name, err)
 	}
@@ -159,7 +170,7 @@ func (s *Server) shadowEntry(r *request, e *loadEntry, pt *plan.Table, pl *plan.
 	if err := json.Compact(&buf, raw); err != nil {
 		return nil, fmt.Errorf("shadow metadata of %s.%s: %w", r.ns, r.table, err)
 	}
-	meta, err := stampMetadata(buf.Bytes(), pt, pl)
+	meta, err := stampMetadata(buf.Bytes(), pt, pl, "")
 	if err != nil {
 		return nil, err
 	}
@@ -229,10 +240,11 @@ const (
 // stampMetadata adds the plan to a metadata document: per masked column a
 // duckicelake.mask.<column> property (the DuckDB expression) and a note in
 // the column's doc; the row filter as iceberg.row-filter; the plan's
-// signature and tier. It takes the statistics files out: they describe
+// signature and tier; view, the masking view's name when there is one, as
+// duckicelake.masking-view-name. It takes the statistics files out: they describe
 // the raw data (NDV sketches, blob properties), which the principal may not
 // see, and no masked statistics exist.
-func stampMetadata(meta []byte, pt *plan.Table, pl *plan.Plan) ([]byte, error) {
+func stampMetadata(meta []byte, pt *plan.Table, pl *plan.Plan, view string) ([]byte, error) {
 	var doc map[string]json.RawMessage
 	if err := json.Unmarshal(meta, &doc); err != nil {
 		return nil, fmt.Errorf("decode metadata: %w", err)
@@ -255,6 +267,9 @@ func stampMetadata(meta []byte, pt *plan.Table, pl *plan.Plan) ([]byte, error) {
 	}
 	props[propSignature] = pl.Signature
 	props[propTier] = pl.Tier.String()
+	if view != "" {
+		props[propMaskingView] = view
+	}
 	enc, err := json.Marshal(props)
 	if err != nil {
 		return nil, err

@@ -32,7 +32,7 @@ func TestStampedMetadataHasNoStatisticsFiles(t *testing.T) {
 		{"row filtered", plan.Plan{Visible: true, Tier: plan.TierCooperative, Signature: "sig3",
 			RowFilters: []plan.RowFilter{{Policy: "eu", Expr: `"email" LIKE '%.eu'`}}, Filter: `"email" LIKE '%.eu'`}},
 	} {
-		got, err := stampMetadata(meta, pt, &c.pl)
+		got, err := stampMetadata(meta, pt, &c.pl, "")
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}

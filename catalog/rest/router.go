@@ -239,6 +239,10 @@ func (s *Server) allowsScope(r *request, a governance.Action, ns string) bool {
 // ns: the scope rule of authorizeScope, for callers that filter or choose
 // rather than refuse.
 func (s *Server) principalAllows(p *Principal, a governance.Action, ns string) bool {
+	if governance.IsMaskedName(ns) {
+		// Masking schemas are no one's to list or choose (masking.go).
+		return false
+	}
 	gp := s.principalOf(p)
 	res := governance.NamespaceResource(ns)
 	return governance.ScopeDecision(&gp, a, &res).Allow
@@ -247,6 +251,9 @@ func (s *Server) principalAllows(p *Principal, a governance.Action, ns string) b
 // authorizeScope refuses (403) what r's token does not allow: action a on
 // namespace ns.
 func (s *Server) authorizeScope(r *request, a governance.Action, ns string) error {
+	if governance.IsMaskedName(ns) {
+		return s.authorizeMasking(r, a, ns)
+	}
 	p := s.governancePrincipal(r)
 	res := governance.NamespaceResource(ns)
 	d := governance.ScopeDecision(&p, a, &res)

@@ -104,11 +104,13 @@ type Server struct {
 	dataPath string // the catalog's data path, "s3://lake/data/"
 	schema   string // quoted Postgres schema of the catalog tables
 
-	snap       snapshotCache
-	cache      responseCache
-	govCache   responseCache // governed LoadTable answers, per plan signature
-	flight     flightGroup
-	signScopes scopeCache
+	snap     snapshotCache
+	cache    responseCache
+	govCache responseCache // governed LoadTable answers, per plan signature
+	// maskSchemas: each principal's masking schema per namespace (masking.go).
+	maskSchemas maskSchemas
+	flight      flightGroup
+	signScopes  scopeCache
 
 	configBody  []byte   // GET /v1/config, encoded once
 	tableConfig []byte   // LoadTableResult config without credentials

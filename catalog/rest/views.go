@@ -16,6 +16,7 @@ import (
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/views"
+	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
@@ -350,7 +351,13 @@ func (s *Server) loadView(r *request, name string) error {
 	if !found {
 		return noSuchView(r.ns, name)
 	}
-	md, loc, err := v.metadata(r.ns)
+	var md *views.Metadata
+	var loc string
+	if governance.IsMaskedName(r.ns) {
+		md, loc, err = s.maskingViewMetadata(r, &v, r.ns) // authorised as its principal's (authorizeMasking)
+	} else {
+		md, loc, err = v.metadata(r.ns)
+	}
 	if err != nil {
 		return err
 	}

@@ -224,3 +224,73 @@ def test_ducklake_direct_masking_views_rotate_and_opt_out(gov: Gov):
     assert st == 200 and f"{NS}.customers" in air["restricted_tables"] and not air.get("masking_schema"), air
     g.author("masking-policies", {"name": "mask_email", "signature": "(val VARCHAR)", "body": "left(val, 2) || '***'",
                                   "unmasked-roles": ["pii_reader"], "file-layer-masking": False})
+
+
+def test_masking_view_over_rest(gov: Gov):
+    """LoadTable advertises the caller's masking view; the REST views API
+    (PyIceberg's load_view here) serves it to that caller alone; masking
+    schemas are in no listing and are read-only."""
+    g = gov
+    seeds_example(g, file_layer=False)
+    st, meta = g.load("bob", "customers")
+    assert st == 200, meta
+    name = meta["metadata"]["properties"].get("duckicelake.masking-view-name")
+    assert name and name.startswith("__mask_") and name.endswith(".customers"), meta["metadata"]["properties"]
+    schema = name.split(".", 1)[0]
+    # The DuckLake-direct vend names the same schema.
+    st, out = vend(g, "bob")
+    assert st == 200 and out["masking_schema"] == schema, out
+    st, out = vend(g, "bob", "?table=customers")
+    assert st == 200 and out["masking_schema"] == schema and out["masked_views"] == [name], out
+    # alice bypasses the mask: no view advertised.
+    st, ameta = g.load("alice", "customers")
+    assert st == 200 and "duckicelake.masking-view-name" not in ameta["metadata"].get("properties", {}), ameta["metadata"]
+
+    # A view-capable engine loads it: the masking SELECT in DuckDB's
+    # dialect over the base table, its schema the table's.
+    view = g.pyiceberg("bob").load_view((schema, "customers"))
+    rep = view.metadata.versions[-1].representations[0].root
+    assert rep.dialect == "duckdb" and f'"{NS}"."customers"' in rep.sql and "***" in rep.sql, rep
+    assert "{DUCKLAKE_CATALOG}" not in rep.sql
+    assert list(view.metadata.versions[-1].default_namespace) == [NS]
+    assert [f.name for f in view.metadata.schemas[-1].fields] == [c["name"] for c in meta["metadata"]["schemas"][-1]["fields"]]
+    assert view.metadata.properties.get("duckicelake.masked-table") == f"{NS}.customers"
+    # Run as DuckDB would: the view's SQL over the base table reads masked.
+    con = attach(out)
+    got = sorted(r[0] for r in con.execute(f"SELECT email FROM ({rep.sql})").fetchall())
+    assert got == sorted(c[1][:2] + "***" for c in CUSTOMERS)
+    con.close()
+
+    # Principals whose plans have the same shape share it (ann: masked as
+    # bob is).
+    st, nmeta = g.load("ann", "customers")
+    assert st == 200 and nmeta["metadata"]["properties"].get("duckicelake.masking-view-name") == name, nmeta["metadata"]["properties"]
+    # Nobody else sees it, and it answers exactly as a schema that never
+    # existed would: alice (other plans) against a made-up signature.
+    fake = "__mask_0000000000000000"
+    for who in ("alice",):
+        for path, kind in ((f"/v1/lake/namespaces/{schema}/views/customers", "NoSuchViewException"),
+                           (f"/v1/lake/namespaces/{schema}/views", "NoSuchNamespaceException"),
+                           (f"/v1/lake/namespaces/{schema}", "NoSuchNamespaceException"),
+                           (f"/v1/lake/namespaces/{schema}/tables/customers", "NoSuchTableException")):
+            st, out = g.call(who, "GET", path)
+            st2, out2 = g.call(who, "GET", path.replace(schema, fake))
+            assert st == st2 == 404 and out["error"]["type"] == out2["error"]["type"] == kind, (who, path, out, out2)
+            assert out["error"]["message"].replace(schema, fake) == out2["error"]["message"], (out, out2)
+    # No listing names a masking schema, the caller's own included.
+    for who in ("bob", "admin"):
+        st, out = g.call(who, "GET", "/v1/lake/namespaces")
+        assert st == 200 and not any(ns[0].startswith("__mask_") for ns in out["namespaces"]), out
+    # bob's own: listed views, no tables, read-only.
+    st, out = g.call("bob", "GET", f"/v1/lake/namespaces/{schema}/views")
+    assert st == 200 and {"namespace": [schema], "name": "customers"} in out["identifiers"], out
+    st, out = g.call("bob", "GET", f"/v1/lake/namespaces/{schema}/tables/customers")
+    assert st == 404 and out["error"]["type"] == "NoSuchTableException", out
+    st, out = g.call("alice", "DELETE", f"/v1/lake/namespaces/{schema}/views/customers")
+    assert st == 404, out  # not alice's schema
+    st, out = g.call("bob", "DELETE", f"/v1/lake/namespaces/{schema}/views/customers")
+    assert st == 403 and "read-only" in out["error"]["message"], out
+    st, out = g.call("alice", "POST", "/v1/lake/views/rename",
+                     {"source": {"namespace": [schema], "name": "customers"}, "destination": {"namespace": [NS], "name": "stolen"}})
+    assert st == 404, out
+    assert g.pyiceberg("bob").view_exists((schema, "customers"))

@@ -1,0 +1,296 @@
+package rest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/valyala/fasthttp"
+	"go.uber.org/zap"
+
+	"github.com/duckicelake/duckicelake/catalog/ducklake"
+	"github.com/duckicelake/duckicelake/catalog/maskview"
+	"github.com/duckicelake/duckicelake/catalog/views"
+	"github.com/duckicelake/duckicelake/governance"
+	"github.com/duckicelake/duckicelake/governance/plan"
+)
+
+// Masking views over REST. A principal's masking views for a namespace
+// (catalog/maskview: one schema per plan shape, a view per governed table
+// of the cooperative tier under the table's own name) are what DuckDB
+// runs on the DuckLake-direct path; the same views are served here, read
+// only, to the principal whose plans they are: LoadTable of a governed
+// table advertises its view (duckicelake.masking-view-name), and the
+// views API loads it. To everyone else a masking schema does not exist —
+// it is in no listing, and any request naming it answers as for a
+// namespace that was never there, so its name (a signature of someone's
+// plans) discloses nothing.
+
+// plannedTable is a table of a namespace with what governance makes of it
+// for one principal.
+type plannedTable struct {
+	table ducklake.Table
+	plan  plan.Plan
+	pt    *plan.Table
+	// viewed: read through its masking view (governed, cooperative tier,
+	// masking views not disabled on it).
+	viewed bool
+}
+
+// planNamespace plans every table of namespace ns (schema schemaID) at
+// snapshot snap for p, visible or not, and returns the masking-view set
+// of the visible ones that are read through a view.
+func (s *Server) planNamespace(ctx context.Context, p *governance.Principal, ns string, schemaID, snap int64) ([]plannedTable, maskview.Set, error) {
+	set := maskview.Set{Namespace: ns}
+	all, err := s.reader.Tables(ctx, snap)
+	if err != nil {
+		return nil, set, err
+	}
+	var tables []ducklake.Table
+	for _, t := range all {
+		if t.SchemaID == schemaID {
+			tables = append(tables, t)
+		}
+	}
+	disabled, err := s.maskingDisabled(ctx, tables)
+	if err != nil {
+		return nil, set, err
+	}
+	out := make([]plannedTable, 0, len(tables))
+	for _, t := range tables {
+		pl, pt, ok, err := s.gov.Engine.PlanTable(ctx, p, ns, t.Name)
+		if err != nil {
+			return nil, set, fmt.Errorf("plan %s.%s: %w", ns, t.Name, err)
+		}
+		if !ok {
+			continue // dropped meanwhile
+		}
+		pt2 := plannedTable{table: t, plan: pl, pt: pt}
+		if pl.Visible && pl.Governed() && pl.Tier == plan.TierCooperative && s.gov.MaskViews != nil && !disabled[t.ID] {
+			pt2.viewed = true
+			set.Add(maskview.View{Table: t.Name, SQL: maskingViewSQL(&pl, pt, ns)})
+		}
+		out = append(out, pt2)
+	}
+	return out, set, nil
+}
+
+// maskSchemas remembers, per principal (id, actor, channel) and namespace,
+// the masking schema its plans make, while neither the governance state
+// nor the catalog changed, so a governed LoadTable names its view without
+// planning the namespace again.
+type maskSchemas struct {
+	mu sync.RWMutex
+	m  map[string]maskSchemaEntry
+}
+
+type maskSchemaEntry struct {
+	version, snap int64
+	schema        string    // "" when no table of the namespace is viewed
+	tables        []string  // the viewed tables, sorted
+	lease         time.Time // the schema is leased until at least this
+}
+
+// maxMaskSchemas bounds the cache; at the bound it starts again (entries
+// are one namespace's planning away).
+const maxMaskSchemas = 16384
+
+func (c *maskSchemas) get(k string) (maskSchemaEntry, bool) {
+	c.mu.RLock()
+	e, ok := c.m[k]
+	c.mu.RUnlock()
+	return e, ok
+}
+
+func (c *maskSchemas) put(k string, e maskSchemaEntry) {
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxMaskSchemas {
+		c.m = make(map[string]maskSchemaEntry)
+	}
+	c.m[k] = e
+	c.mu.Unlock()
+}
+
+// maskLease is how long a masking schema named to p must stay: until its
+// token expires, or a vend TTL from now for a token without expiry.
+func (s *Server) maskLease(p *Principal) time.Time {
+	if p != nil && !p.Expiry.IsZero() {
+		return p.Expiry
+	}
+	ttl := s.cfg.VendTTL
+	if ttl <= 0 {
+		ttl = time.Hour
+	}
+	return s.now().Add(ttl)
+}
+
+// maskingSchema is p's masking schema for namespace ns ("" when none of
+// its tables is read through a view for p), written and leased until at
+// least until, and the tables it holds views of.
+func (s *Server) maskingSchema(ctx context.Context, p *governance.Principal, ns string, until time.Time) (string, []string, error) {
+	if s.gov == nil || s.gov.MaskViews == nil {
+		return "", nil, nil
+	}
+	st, err := s.currentState(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	version := s.gov.Engine.State().Version
+	key := p.ID + "\x00" + p.ActorOrDefault() + "\x00" + p.ChannelOrDefault() + "\x00" + ns
+	if e, ok := s.maskSchemas.get(key); ok && e.version == version && e.snap == st.id && !e.lease.Before(until) {
+		return e.schema, e.tables, nil
+	}
+	sc, err := s.schemaNamed(ctx, st.id, ns)
+	if err != nil {
+		return "", nil, err
+	}
+	_, set, err := s.planNamespace(ctx, p, ns, sc.ID, st.id)
+	if err != nil {
+		return "", nil, err
+	}
+	name, err := s.gov.MaskViews.Ensure(ctx, &set, until)
+	if err != nil {
+		return "", nil, err
+	}
+	tables := make([]string, len(set.Views))
+	for i, v := range set.Views {
+		tables[i] = v.Table
+	}
+	// Writing the schema made a snapshot: the entry is keyed at the
+	// snapshot it was planned at, so the next call plans once more (the
+	// plans are cached) and finds it written.
+	s.maskSchemas.put(key, maskSchemaEntry{version: version, snap: st.id, schema: name, tables: tables, lease: until.Add(time.Minute)})
+	return name, tables, nil
+}
+
+// maskingViewName is the masking view (schema.table) through which p
+// reads table of namespace ns, "" when it reads no view.
+func (s *Server) maskingViewName(ctx context.Context, p *governance.Principal, rp *Principal, ns, table string) (string, error) {
+	schema, tables, err := s.maskingSchema(ctx, p, ns, s.maskLease(rp))
+	if err != nil || schema == "" {
+		return "", err
+	}
+	if _, ok := slices.BinarySearch(tables, table); !ok {
+		return "", nil
+	}
+	return schema + "." + table, nil
+}
+
+// authorizeMasking decides action a on masking schema ns for r's
+// principal: reads of its own masking schema (its views, the namespace,
+// the absence of tables in it) pass to the handler, other actions on it
+// are refused as read-only; any other principal's request answers as for
+// a namespace that does not exist.
+func (s *Server) authorizeMasking(r *request, a governance.Action, ns string) error {
+	own, err := s.ownsMaskingSchema(r, ns)
+	if err != nil {
+		s.log.Error("masking views: could not decide on a masking schema; denied", zap.String("namespace", ns), zap.Error(err))
+		return errGovernanceUnavailable
+	}
+	if !own {
+		s.log.Info("masking views: a masking schema not the caller's; answered as absent", zap.String("principal", r.p.Subject), zap.String("namespace", ns), zap.Stringer("action", a))
+		switch {
+		case r.view != "":
+			return noSuchView(ns, r.view)
+		case r.table != "":
+			return noSuchTable(ns, r.table)
+		}
+		return noSuchNamespace(ns)
+	}
+	switch a {
+	case governance.ActionLoadView, governance.ActionListViews, governance.ActionLoadNamespace,
+		governance.ActionLoadTable, governance.ActionListTables:
+		return nil
+	}
+	return forbidden("namespace %s holds governance's masking views: it is read-only", ns)
+}
+
+// ownsMaskingSchema reports whether masking schema ns is r's principal's
+// own: a live one whose base namespace its token may read and whose plans
+// there make exactly this schema.
+func (s *Server) ownsMaskingSchema(r *request, ns string) (bool, error) {
+	if s.gov == nil || s.gov.MaskViews == nil {
+		return false, nil
+	}
+	base, ok, err := s.gov.MaskViews.Namespace(r.ctx, ns)
+	if err != nil || !ok {
+		return false, err
+	}
+	if !s.principalAllows(r.p, governance.ActionLoadTable, base) {
+		return false, nil
+	}
+	p := s.governancePrincipal(r)
+	schema, _, err := s.maskingSchema(r.ctx, &p, base, s.maskLease(r.p))
+	if err != nil {
+		if e := (*Error)(nil); errors.As(err, &e) && e.Code == fasthttp.StatusNotFound {
+			return false, nil // the base namespace is gone
+		}
+		return false, err
+	}
+	return schema == ns, nil
+}
+
+// maskingViewMetadata is the Iceberg metadata of masking view v of
+// schema ns: the view as DuckLake holds it, its default namespace the base
+// table's, its schema the base table's current one (a mask keeps its
+// column's type).
+func (s *Server) maskingViewMetadata(r *request, v *liveView, ns string) (*views.Metadata, string, error) {
+	base, ok, err := s.gov.MaskViews.Namespace(r.ctx, ns)
+	if err != nil {
+		return nil, "", err
+	}
+	if !ok {
+		return nil, "", noSuchView(ns, r.view)
+	}
+	md, loc, err := v.metadata(base)
+	if err != nil {
+		return nil, "", err
+	}
+	br := *r
+	br.ns, br.table = base, r.view
+	e, err := s.loadEntry(&br, formRefs, 0)
+	if err != nil {
+		return nil, "", fmt.Errorf("masking view %s.%s: its table: %w", ns, r.view, err)
+	}
+	fields, err := currentFields(e.metadata)
+	if err != nil {
+		return nil, "", fmt.Errorf("masking view %s.%s: %w", ns, r.view, err)
+	}
+	md.Schemas = []views.Schema{views.NewSchema(0, fields)}
+	if md.Properties == nil {
+		md.Properties = map[string]string{}
+	}
+	md.Properties[propMaskedTable] = base + "." + r.view
+	return md, loc, nil
+}
+
+// propMaskedTable names, on a masking view, the table it masks.
+const propMaskedTable = "duckicelake.masked-table"
+
+// currentFields is the fields array of the current schema of a table's
+// metadata document.
+func currentFields(meta []byte) (json.RawMessage, error) {
+	var doc struct {
+		Current *int `json:"current-schema-id"`
+		Schemas []struct {
+			ID     int             `json:"schema-id"`
+			Fields json.RawMessage `json:"fields"`
+		} `json:"schemas"`
+	}
+	if err := json.Unmarshal(meta, &doc); err != nil {
+		return nil, fmt.Errorf("decode the table's metadata: %w", err)
+	}
+	if doc.Current == nil {
+		return nil, fmt.Errorf("the table's metadata has no current-schema-id")
+	}
+	for _, sc := range doc.Schemas {
+		if sc.ID == *doc.Current {
+			return sc.Fields, nil
+		}
+	}
+	return nil, fmt.Errorf("the table's metadata has no schema %d", *doc.Current)
+}
