@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -79,15 +78,10 @@ func (s *Server) planNamespace(ctx context.Context, p *governance.Principal, ns 
 	return out, set, nil
 }
 
-// maskSchemas remembers, per principal (id, actor, channel) and namespace,
-// the masking schema its plans make, while neither the governance state
-// nor the catalog changed, so a governed LoadTable names its view without
-// planning the namespace again.
-type maskSchemas struct {
-	mu sync.RWMutex
-	m  map[string]maskSchemaEntry
-}
-
+// maskSchemaEntry is a principal's (id, actor, channel) masking schema
+// for a namespace, remembered while neither the governance state nor the
+// catalog changed, so a governed LoadTable names its view without planning
+// the namespace again (Server.maskSchemas).
 type maskSchemaEntry struct {
 	version, snap int64
 	schema        string    // "" when no table of the namespace is viewed
@@ -95,25 +89,8 @@ type maskSchemaEntry struct {
 	lease         time.Time // the schema is leased until at least this
 }
 
-// maxMaskSchemas bounds the cache; at the bound it starts again (entries
-// are one namespace's planning away).
+// maxMaskSchemas bounds Server.maskSchemas.
 const maxMaskSchemas = 16384
-
-func (c *maskSchemas) get(k string) (maskSchemaEntry, bool) {
-	c.mu.RLock()
-	e, ok := c.m[k]
-	c.mu.RUnlock()
-	return e, ok
-}
-
-func (c *maskSchemas) put(k string, e maskSchemaEntry) {
-	c.mu.Lock()
-	if c.m == nil || len(c.m) >= maxMaskSchemas {
-		c.m = make(map[string]maskSchemaEntry)
-	}
-	c.m[k] = e
-	c.mu.Unlock()
-}
 
 // maskLease is how long a masking schema named to p must stay: until its
 // token expires, or a vend TTL from now for a token without expiry.
@@ -141,7 +118,7 @@ func (s *Server) maskingSchema(ctx context.Context, p *governance.Principal, ns 
 	}
 	version := s.gov.Engine.State().Version
 	key := p.ID + "\x00" + p.ActorOrDefault() + "\x00" + p.ChannelOrDefault() + "\x00" + ns
-	if e, ok := s.maskSchemas.get(key); ok && e.version == version && e.snap == st.id && !e.lease.Before(until) {
+	if e, ok := s.maskSchemas.Get(key); ok && e.version == version && e.snap == st.id && !e.lease.Before(until) {
 		return e.schema, e.tables, nil
 	}
 	sc, err := s.schemaNamed(ctx, st.id, ns)
@@ -163,7 +140,7 @@ func (s *Server) maskingSchema(ctx context.Context, p *governance.Principal, ns 
 	// Writing the schema made a snapshot: the entry is keyed at the
 	// snapshot it was planned at, so the next call plans once more (the
 	// plans are cached) and finds it written.
-	s.maskSchemas.put(key, maskSchemaEntry{version: version, snap: st.id, schema: name, tables: tables, lease: until.Add(time.Minute)})
+	s.maskSchemas.Put(key, maskSchemaEntry{version: version, snap: st.id, schema: name, tables: tables, lease: until.Add(time.Minute)})
 	return name, tables, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/oauth"
 	"github.com/duckicelake/duckicelake/governance"
+	"github.com/duckicelake/duckicelake/internal/bounded"
 	"github.com/duckicelake/duckicelake/internal/creds"
 	"github.com/duckicelake/duckicelake/internal/objstore"
 )
@@ -108,7 +109,7 @@ type Server struct {
 	cache    responseCache
 	govCache responseCache // governed LoadTable answers, per plan signature
 	// maskSchemas: each principal's masking schema per namespace (masking.go).
-	maskSchemas maskSchemas
+	maskSchemas bounded.Map[string, maskSchemaEntry]
 	flight      flightGroup
 	signScopes  scopeCache
 
@@ -140,6 +141,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		log:     deps.Logger,
 		now:     deps.Now,
 	}
+	s.signScopes.Max, s.maskSchemas.Max = maxSignerCreds, maxMaskSchemas
 	if s.log == nil {
 		s.log = zap.NewNop()
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/governance"
+	"github.com/duckicelake/duckicelake/internal/bounded"
 	"github.com/duckicelake/duckicelake/internal/creds"
 	"github.com/duckicelake/duckicelake/internal/objstore"
 	"github.com/duckicelake/duckicelake/internal/s3proto"
@@ -831,7 +832,7 @@ func (s *Server) tableScopeOf(ctx context.Context, p *Principal, ns, table strin
 		return tableScope{}, err
 	}
 	key := ns + "\x00" + table
-	if e, ok := s.signScopes.get(key); ok && e.snap == snap {
+	if e, ok := s.signScopes.Get(key); ok && e.snap == snap {
 		return e.scope, nil
 	}
 	t, err := s.tableAt(ctx, snap, ns, table)
@@ -850,7 +851,7 @@ func (s *Server) tableScopeOf(ctx context.Context, p *Principal, ns, table strin
 	if err != nil {
 		return tableScope{}, err
 	}
-	s.signScopes.put(key, scopeEntry{snap: snap, scope: sc})
+	s.signScopes.Put(key, scopeEntry{snap: snap, scope: sc})
 	return sc, nil
 }
 
@@ -865,30 +866,14 @@ func scopeOf(ns string, t ducklake.Table) (tableScope, error) {
 // scopeCache remembers table locations by "ns\x00table", each as of the
 // snapshot it was read at.
 type scopeCache struct {
-	mu    sync.RWMutex
-	m     map[string]scopeEntry
-	index *tableIdx // every table, for the legacy route
+	bounded.Map[string, scopeEntry]
+	indexMu sync.RWMutex
+	index   *tableIdx // every table, for the legacy route
 }
 
 type scopeEntry struct {
 	snap  int64
 	scope tableScope
-}
-
-func (c *scopeCache) get(key string) (scopeEntry, bool) {
-	c.mu.RLock()
-	e, ok := c.m[key]
-	c.mu.RUnlock()
-	return e, ok
-}
-
-func (c *scopeCache) put(key string, e scopeEntry) {
-	c.mu.Lock()
-	if c.m == nil || len(c.m) >= maxSignerCreds {
-		c.m = make(map[string]scopeEntry)
-	}
-	c.m[key] = e
-	c.mu.Unlock()
 }
 
 // tableIdx lists every table's location at one snapshot, longest prefix
@@ -914,9 +899,9 @@ func (s *Server) tableIndex(ctx context.Context) (*tableIdx, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.signScopes.mu.RLock()
+	s.signScopes.indexMu.RLock()
 	idx := s.signScopes.index
-	s.signScopes.mu.RUnlock()
+	s.signScopes.indexMu.RUnlock()
 	if idx != nil && idx.snap == snap {
 		return idx, nil
 	}
@@ -939,10 +924,10 @@ func (s *Server) tableIndex(ctx context.Context) (*tableIdx, error) {
 		}
 	}
 	slices.SortStableFunc(idx.tables, func(a, b tableScope) int { return len(b.prefix) - len(a.prefix) })
-	s.signScopes.mu.Lock()
+	s.signScopes.indexMu.Lock()
 	if cur := s.signScopes.index; cur == nil || cur.snap <= snap {
 		s.signScopes.index = idx
 	}
-	s.signScopes.mu.Unlock()
+	s.signScopes.indexMu.Unlock()
 	return idx, nil
 }

@@ -292,7 +292,7 @@ func (e *Engine) decideTable(ctx context.Context, p *governance.Principal, a gov
 		return governance.Decision{}, err
 	}
 	k := decisionKey{p.ID, p.Actor, p.Channel, id, a}
-	if de, ok := e.decisions.get(k); ok && de.version == st.Version && de.schemaVersion == c.schemaVersion {
+	if de, ok := e.decisions.Get(k); ok && de.version == st.Version && de.schemaVersion == c.schemaVersion {
 		return de.d, nil
 	}
 	var d governance.Decision
@@ -310,7 +310,7 @@ func (e *Engine) decideTable(ctx context.Context, p *governance.Principal, a gov
 			d = decide(e.Plan(p, t, c.schemaVersion), a)
 		}
 	}
-	e.decisions.put(k, decisionEntry{version: st.Version, schemaVersion: c.schemaVersion, d: d})
+	e.decisions.Put(k, decisionEntry{version: st.Version, schemaVersion: c.schemaVersion, d: d})
 	return d, nil
 }
 

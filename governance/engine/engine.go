@@ -97,9 +97,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	if e.log == nil {
 		e.log = zap.NewNop()
 	}
-	for _, c := range []interface{ setMax(int) }{&e.tables, &e.names, &e.roles, &e.plans, &e.decisions} {
-		c.setMax(cfg.MaxEntries)
-	}
+	e.tables.Max, e.names.Max, e.roles.Max, e.plans.Max, e.decisions.Max = cfg.MaxEntries, cfg.MaxEntries, cfg.MaxEntries, cfg.MaxEntries, cfg.MaxEntries
 	if err := e.Reload(ctx); err != nil {
 		return nil, err
 	}
@@ -223,7 +221,7 @@ func (e *Engine) Roles(p *governance.Principal) model.RoleSet {
 
 func (e *Engine) rolesOf(st *model.State, p *governance.Principal) *roleEntry {
 	k := roleKey{p.ID, p.ActorOrDefault(), p.ChannelOrDefault()}
-	if r, ok := e.roles.get(k); ok && r.version == st.Version {
+	if r, ok := e.roles.Get(k); ok && r.version == st.Version {
 		return r
 	}
 	var configured []string
@@ -233,7 +231,7 @@ func (e *Engine) rolesOf(st *model.State, p *governance.Principal) *roleEntry {
 	rs := model.NewRoleSet(configured, st.GrantedRoles(p.ID),
 		[]string{model.ActorRolePrefix + k.actor, model.ChannelRolePrefix + k.channel})
 	r := &roleEntry{version: st.Version, roles: rs, key: rs.Key()}
-	e.roles.put(k, r)
+	e.roles.Put(k, r)
 	return r
 }
 
@@ -251,13 +249,13 @@ func (e *Engine) tableByID(ctx context.Context, id int64) (*plan.Table, *catalog
 	if err != nil {
 		return nil, nil, err
 	}
-	if t, ok := e.tables.get(id); ok && t.schemaVersion == c.schemaVersion {
+	if t, ok := e.tables.Get(id); ok && t.schemaVersion == c.schemaVersion {
 		return t.table, c, nil
 	}
 	r := e.cfg.Store.Reader()
 	t, err := r.Table(ctx, c.snapshot, id)
 	if errors.Is(err, ducklake.ErrNotFound) {
-		e.tables.put(id, &tableEntry{schemaVersion: c.schemaVersion})
+		e.tables.Put(id, &tableEntry{schemaVersion: c.schemaVersion})
 		return nil, c, nil
 	}
 	if err != nil {
@@ -277,7 +275,7 @@ func (e *Engine) loadTable(ctx context.Context, c *catalogState, t ducklake.Tabl
 		return nil, nil, err
 	}
 	tb := plan.TableOf(ns, t, fields)
-	e.tables.put(t.ID, &tableEntry{schemaVersion: c.schemaVersion, table: tb})
+	e.tables.Put(t.ID, &tableEntry{schemaVersion: c.schemaVersion, table: tb})
 	return tb, c, nil
 }
 
@@ -309,24 +307,24 @@ func (e *Engine) TableByName(ctx context.Context, ns, name string) (*plan.Table,
 	if err != nil {
 		return nil, err
 	}
-	if ne, ok := e.names.get(nameKey{ns, name}); ok && ne.schemaVersion == c.schemaVersion {
+	if ne, ok := e.names.Get(nameKey{ns, name}); ok && ne.schemaVersion == c.schemaVersion {
 		if ne.id == 0 {
 			return nil, nil
 		}
-		if te, ok := e.tables.get(ne.id); ok && te.schemaVersion == c.schemaVersion {
+		if te, ok := e.tables.Get(ne.id); ok && te.schemaVersion == c.schemaVersion {
 			return te.table, nil
 		}
 	}
 	t, err := e.cfg.Store.Reader().TableByName(ctx, c.snapshot, ns, name)
 	if errors.Is(err, ducklake.ErrNotFound) {
-		e.names.put(nameKey{ns, name}, nameEntry{schemaVersion: c.schemaVersion})
+		e.names.Put(nameKey{ns, name}, nameEntry{schemaVersion: c.schemaVersion})
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("governance: read table %s.%s: %w", ns, name, err)
 	}
-	e.names.put(nameKey{ns, name}, nameEntry{schemaVersion: c.schemaVersion, id: t.ID})
-	if te, ok := e.tables.get(t.ID); ok && te.schemaVersion == c.schemaVersion && te.table != nil && te.table.Name == name {
+	e.names.Put(nameKey{ns, name}, nameEntry{schemaVersion: c.schemaVersion, id: t.ID})
+	if te, ok := e.tables.Get(t.ID); ok && te.schemaVersion == c.schemaVersion && te.table != nil && te.table.Name == name {
 		return te.table, nil
 	}
 	tb, _, err := e.loadTable(ctx, c, t)
@@ -352,11 +350,11 @@ func (e *Engine) Plan(p *governance.Principal, t *plan.Table, schemaVersion int6
 	st := e.state.Load()
 	r := e.rolesOf(st, p)
 	k := planKey{roles: r.key, agent: p.IsAgent(), table: t.TableID}
-	if pe, ok := e.plans.get(k); ok && pe.version == st.Version && pe.schemaVersion == schemaVersion {
+	if pe, ok := e.plans.Get(k); ok && pe.version == st.Version && pe.schemaVersion == schemaVersion {
 		return pe.plan
 	}
 	pl := plan.Build(st, plan.Principal{Roles: r.roles, Agent: p.IsAgent()}, t, plan.Options{AgentAirtight: e.cfg.AgentAirtight})
-	e.plans.put(k, &planEntry{version: st.Version, schemaVersion: schemaVersion, plan: pl})
+	e.plans.Put(k, &planEntry{version: st.Version, schemaVersion: schemaVersion, plan: pl})
 	return pl
 }
 
