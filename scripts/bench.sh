@@ -52,6 +52,12 @@
 #                                   COPY of the same table, masked vs base scans (PyIceberg,
 #                                   DuckDB iceberg), refresh latency after a 1-row INSERT, and
 #                                   serve's RSS while exporting (bench/export.py). Needs the venv.
+#   scripts/bench.sh direct [--rows N --tables N --vends N --rotations N --rounds N]
+#                                   DuckLake-direct (issue 11): ducklake-credentials vend
+#                                   latency over HTTP (warm, and after each mask change:
+#                                   new masking views), and one query over the vended
+#                                   reader role's ATTACH (RLS) vs the owner's, alternating
+#                                   (bench/direct.py). Needs the venv.
 #   scripts/bench.sh mcp [--runs N] MCP query latency over a 1M-row masked table vs DuckDB
 #                                   over the masked copy directly (bench/mcp_query.py), on a
 #                                   stack it starts. Needs the venv.
@@ -72,7 +78,7 @@ cd "$(dirname "$0")/.."
 repo=$(pwd)
 
 mode=${1:-}
-if [[ $mode != s3 && $mode != raw && $mode != compare && $mode != governance && $mode != mcp && $mode != export ]]; then
+if [[ $mode != s3 && $mode != raw && $mode != compare && $mode != governance && $mode != mcp && $mode != export && $mode != direct ]]; then
   # shellcheck disable=SC2086
   exec go test -run '^$' -bench . -benchmem ${BENCH_PKGS:-./sigv4/... ./gateway/...} "$@"
 fi
@@ -193,6 +199,13 @@ if [[ $mode == export ]]; then
   [[ ${STACK_GATEWAY_UP:-0} == 1 && $STACK_CATALOG == 1 ]] || stack_die "the stack has no catalog"
   echo "== the airtight tier: export vs COPY, masked vs base scans, refresh latency, RSS (bench/export.py)"
   bench_python bench/export.py "$@"
+  exit
+fi
+
+if [[ $mode == direct ]]; then
+  [[ ${STACK_GATEWAY_UP:-0} == 1 && $STACK_CATALOG == 1 ]] || stack_die "the stack has no catalog"
+  echo "== DuckLake-direct: vend latency, reader role + RLS vs the owner (bench/direct.py)"
+  bench_python bench/direct.py "$@"
   exit
 fi
 
