@@ -89,6 +89,17 @@ type Event struct {
 	BytesIn, BytesOut int64
 	Latency           time.Duration
 
+	// Coalesce marks an event the Postgres trail may fold into one row with
+	// the identical events written in the same batch (same source, action,
+	// principal, actor, channel, delegator, object, decision, reason,
+	// policy ids, status and error): the row counts them, keeps the first's
+	// time and request id and the last's time, sums their bytes and keeps
+	// the worst latency. Set for what is read at a rate no trail could take
+	// a row each for — a LoadTable that hands out metadata only — never for
+	// a decision that must be durable. Every event still goes to the JSON
+	// audit log one line each.
+	Coalesce bool
+
 	// zapField is ZapSink's scratch: the field handed to zap lives here,
 	// with the event, because a variadic argument built in Record would
 	// escape to the heap on every event.

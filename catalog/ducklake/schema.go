@@ -556,6 +556,13 @@ CREATE TABLE IF NOT EXISTS %[1]s.duckicelake_masking_schema (
 	created_at  timestamptz NOT NULL DEFAULT now(),
 	expires_at  timestamptz NOT NULL
 );`},
+	// Coalesced audit rows (governance.Event.Coalesce): how many identical
+	// events a row stands for, and when the last of them happened (NULL
+	// for a row of one).
+	{11, `
+ALTER TABLE %[1]s.duckicelake_audit
+	ADD COLUMN IF NOT EXISTS event_count integer NOT NULL DEFAULT 1,
+	ADD COLUMN IF NOT EXISTS last_ts     timestamptz;`},
 }
 
 // TxBeginner opens transactions; *pgxpool.Pool satisfies it.

@@ -22,7 +22,7 @@ import (
 // one statement, so it is in whole or not at all.
 
 // auditCopyColumns are the columns each encoded row fills, in order.
-const auditCopyColumns = 20
+const auditCopyColumns = 22
 
 // copyHeader starts a binary COPY stream: the signature, flags, no
 // header extension.
@@ -45,15 +45,70 @@ func copySQL(qschema string) string {
 type copyBuf struct {
 	b []byte
 	r bytes.Reader
+	// rows, index and key are coalesce's, kept between batches.
+	rows  []row
+	index map[string]int
+	key   []byte
+}
+
+// coalesce appends batch's rows: each event one row, but the events
+// marked Coalesce that agree in every stored column but time, request id,
+// bytes and latency one row together, where the first of them was.
+func (c *copyBuf) coalesce(batch []*queued) {
+	if c.index == nil {
+		c.index = make(map[string]int)
+	}
+	clear(c.index)
+	c.rows = c.rows[:0]
+	for _, q := range batch {
+		ev := &q.ev
+		if ev.Coalesce {
+			c.key = coalesceKey(c.key[:0], ev)
+			if i, ok := c.index[string(c.key)]; ok {
+				r := &c.rows[i]
+				r.count++
+				if q.at.After(r.last) {
+					r.last = q.at
+				}
+				if q.at.Before(r.at) {
+					r.at = q.at
+				}
+				r.bytesIn += ev.BytesIn
+				r.bytesOut += ev.BytesOut
+				r.latency = max(r.latency, ev.Latency)
+				continue
+			}
+			c.index[string(c.key)] = len(c.rows)
+		}
+		c.rows = append(c.rows, row{ev: ev, at: q.at, last: q.at, count: 1, bytesIn: ev.BytesIn, bytesOut: ev.BytesOut, latency: ev.Latency})
+	}
+	for i := range c.rows {
+		c.addRow(&c.rows[i])
+	}
 }
 
 func (c *copyBuf) reset() { c.b = append(c.b[:0], copyHeader...) }
 
 // add appends ev, which happened at at, as one row.
 func (c *copyBuf) add(ev *governance.Event, at time.Time) {
+	c.addRow(&row{ev: ev, at: at, count: 1, bytesIn: ev.BytesIn, bytesOut: ev.BytesOut, latency: ev.Latency})
+}
+
+// row is one trail row: an event, or a run of identical coalesced events
+// (count of them, from at to last).
+type row struct {
+	ev                *governance.Event
+	at, last          time.Time
+	count             int
+	bytesIn, bytesOut int64
+	latency           time.Duration
+}
+
+// addRow appends r as one row.
+func (c *copyBuf) addRow(r *row) {
+	ev := r.ev
 	b := binary.BigEndian.AppendUint16(c.b, auditCopyColumns)
-	b = binary.BigEndian.AppendUint32(b, 8)
-	b = binary.BigEndian.AppendUint64(b, uint64(at.UnixMicro()-pgEpochMicros))
+	b = appendTimestamp(b, r.at)
 	b = appendText(b, ev.Source)
 	b = appendTextBytes(b, ev.RequestID)
 	b = appendText(b, ev.Principal)
@@ -76,11 +131,62 @@ func (c *copyBuf) add(ev *governance.Event, at time.Time) {
 	b = binary.BigEndian.AppendUint32(b, uint32(int32(ev.Status)))
 	b = appendText(b, ev.Error)
 	b = binary.BigEndian.AppendUint32(b, 8)
-	b = binary.BigEndian.AppendUint64(b, uint64(ev.BytesIn))
+	b = binary.BigEndian.AppendUint64(b, uint64(r.bytesIn))
 	b = binary.BigEndian.AppendUint32(b, 8)
-	b = binary.BigEndian.AppendUint64(b, uint64(ev.BytesOut))
+	b = binary.BigEndian.AppendUint64(b, uint64(r.bytesOut))
 	b = binary.BigEndian.AppendUint32(b, 8)
-	c.b = binary.BigEndian.AppendUint64(b, math.Float64bits(float64(ev.Latency)/float64(time.Millisecond)))
+	b = binary.BigEndian.AppendUint64(b, math.Float64bits(float64(r.latency)/float64(time.Millisecond)))
+	b = binary.BigEndian.AppendUint32(b, 4)
+	b = binary.BigEndian.AppendUint32(b, uint32(int32(r.count)))
+	if r.count > 1 {
+		b = appendTimestamp(b, r.last)
+	} else {
+		b = binary.BigEndian.AppendUint32(b, math.MaxUint32) // NULL: a row of one
+	}
+	c.b = b
+}
+
+// coalesceKey appends to b what identifies ev's row among coalesced
+// events: every stored column but the time, request id, bytes and
+// latency, each length-prefixed so that no two events share a key by
+// their fields' boundaries.
+func coalesceKey(b []byte, ev *governance.Event) []byte {
+	str := func(b []byte, s string) []byte {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		return append(b, s...)
+	}
+	byt := func(b, v []byte) []byte {
+		b = binary.AppendUvarint(b, uint64(len(v)))
+		return append(b, v...)
+	}
+	b = str(b, ev.Source)
+	b = str(b, ev.Principal)
+	b = str(b, ev.Actor)
+	b = str(b, ev.Channel)
+	b = str(b, ev.Delegator)
+	b = str(b, ev.Action)
+	b = str(b, ev.Namespace)
+	b = str(b, ev.Table)
+	b = byt(b, ev.Bucket)
+	key := ev.Key
+	if ev.IsList {
+		key = ev.Prefix
+	}
+	b = byt(b, key)
+	b = append(b, byte(ev.Decision))
+	b = str(b, ev.Reason)
+	b = binary.AppendUvarint(b, uint64(len(ev.PolicyIDs)))
+	for _, p := range ev.PolicyIDs {
+		b = str(b, p)
+	}
+	b = binary.AppendVarint(b, int64(ev.Status))
+	return str(b, ev.Error)
+}
+
+// appendTimestamp appends t as a timestamptz field.
+func appendTimestamp(b []byte, t time.Time) []byte {
+	b = binary.BigEndian.AppendUint32(b, 8)
+	return binary.BigEndian.AppendUint64(b, uint64(t.UnixMicro()-pgEpochMicros))
 }
 
 // copy writes the encoded rows to the trail over tx's connection.

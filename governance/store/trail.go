@@ -17,7 +17,7 @@ import (
 
 // auditColumns are duckicelake_audit's columns InsertEvents fills.
 const auditColumns = "ts, source, request_id, principal, actor, channel, delegator, action, namespace, table_name, " +
-	"bucket, key, decision, reason, policy_ids, status, error, bytes_in, bytes_out, latency_ms"
+	"bucket, key, decision, reason, policy_ids, status, error, bytes_in, bytes_out, latency_ms, event_count, last_ts"
 
 // InsertEvents writes evs to the audit trail of the catalog in quoted
 // schema qschema, in one statement; at[i] is when evs[i] happened (one
@@ -61,6 +61,11 @@ type Record struct {
 	BytesIn   int64     `json:"bytes-in"`
 	BytesOut  int64     `json:"bytes-out"`
 	LatencyMS float64   `json:"latency-ms"`
+	// Count is how many identical events the row stands for (1 but for
+	// coalesced reads, governance.Event.Coalesce: then Time is the first's,
+	// LastTime the last's, the bytes their sum and the latency the worst).
+	Count    int        `json:"count"`
+	LastTime *time.Time `json:"last-ts,omitempty"`
 }
 
 // Query filters the audit trail. Zero fields do not filter.
@@ -115,7 +120,7 @@ func (s *Store) Audit(ctx context.Context, q Query) ([]Record, int64, error) {
 		add("id > $%d", q.After)
 	}
 	sql := `SELECT id, ts, source, request_id, principal, actor, channel, delegator, action, namespace, table_name, bucket, key,
-		decision, reason, policy_ids, status, error, bytes_in, bytes_out, latency_ms FROM ` + s.t("duckicelake_audit")
+		decision, reason, policy_ids, status, error, bytes_in, bytes_out, latency_ms, event_count, last_ts FROM ` + s.t("duckicelake_audit")
 	if len(where) > 0 {
 		sql += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -131,7 +136,7 @@ func (s *Store) Audit(ctx context.Context, q Query) ([]Record, int64, error) {
 		var r Record
 		if err := rows.Scan(&r.ID, &r.Time, &r.Source, &r.RequestID, &r.Principal, &r.Actor, &r.Channel, &r.Delegator, &r.Action,
 			&r.Namespace, &r.Table, &r.Bucket, &r.Key, &r.Decision, &r.Reason, &r.PolicyIDs, &r.Status, &r.Error,
-			&r.BytesIn, &r.BytesOut, &r.LatencyMS); err != nil {
+			&r.BytesIn, &r.BytesOut, &r.LatencyMS, &r.Count, &r.LastTime); err != nil {
 			return nil, 0, fmt.Errorf("governance: read the audit trail: %w", err)
 		}
 		out = append(out, r)
@@ -510,9 +515,7 @@ func (w *TrailWriter) write(ctx context.Context, batch []*queued, enc *copyBuf) 
 
 func (w *TrailWriter) writeBatch(ctx context.Context, batch []*queued, enc *copyBuf) error {
 	enc.reset()
-	for _, q := range batch {
-		enc.add(&q.ev, q.at)
-	}
+	enc.coalesce(batch)
 	tx, err := w.s.db.BeginTx(ctx, pgx.TxOptions{})
 	if err != nil {
 		return err

@@ -147,7 +147,7 @@ func TestTrailRowsAsRecorded(t *testing.T) {
 	r.ID, r.Time = 0, time.Time{}
 	want := store.Record{Source: "s3", RequestID: "18C0A1B2", Principal: "bob", Actor: "agent", Channel: "mcp", Delegator: "broker",
 		Action: "GetObject", Bucket: "lake", Key: "data/t/f.parquet", Decision: "allow", Reason: "allowed by governance",
-		PolicyIDs: []string{"mask_email", "rows_eu"}, Status: 200, BytesIn: 7, BytesOut: 1 << 40, LatencyMS: 1.5}
+		PolicyIDs: []string{"mask_email", "rows_eu"}, Status: 200, BytesIn: 7, BytesOut: 1 << 40, LatencyMS: 1.5, Count: 1}
 	if fmt.Sprint(r) != fmt.Sprint(want) {
 		t.Errorf("row 0:\n got %+v\nwant %+v", r, want)
 	}

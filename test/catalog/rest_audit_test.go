@@ -65,7 +65,7 @@ func TestLoadTableAuditFailsClosed(t *testing.T) {
 		n := 0
 		for _, r := range recs {
 			if r.Action == "LoadTable" && r.Status == 200 {
-				n++
+				n += r.Count // identical metadata-only reads share a row
 			}
 		}
 		return n
@@ -88,6 +88,11 @@ func TestLoadTableAuditFailsClosed(t *testing.T) {
 	testsupport.WaitFor(t, "LoadTable served once the trail is back", func() bool { return load() == 200 })
 	if c := load(vending); c != 200 {
 		t.Errorf("LoadTable with vended credentials after the outage: %d", c)
+	}
+	// A burst: identical reads may share rows, and their counts still add
+	// up to every read answered.
+	for range 50 {
+		load()
 	}
 	testsupport.WaitFor(t, "every LoadTable answered 200 on the trail", func() bool { return onTrail() == answered })
 }
