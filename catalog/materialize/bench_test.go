@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
+	"github.com/duckicelake/duckicelake/internal/bounded"
 	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
@@ -129,7 +130,7 @@ func BenchmarkMaterializerNextSnapshot(b *testing.B) {
 			b.Fatal(err)
 		}
 		m.mu.Lock()
-		m.results = newLRU[cacheKey, cached](1) // force a rebuild of the same snapshot
+		m.results = bounded.NewLRU[cacheKey, cached](1) // force a rebuild of the same snapshot
 		m.mu.Unlock()
 	}
 }

@@ -2,12 +2,15 @@ package materialize
 
 import (
 	"cmp"
-	"container/list"
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/duckicelake/duckicelake/catalog/iceberg"
+	"github.com/duckicelake/duckicelake/internal/bounded"
 	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
@@ -48,9 +51,9 @@ type Materializer struct {
 	cfg Config
 
 	mu      sync.Mutex
-	results *lru[cacheKey, cached]
-	known   *lru[string, struct{}]
-	flights map[cacheKey]*flight
+	results *bounded.LRU[cacheKey, cached]
+	known   *bounded.LRU[string, struct{}]
+	flights singleflight.Group
 	builds  int
 }
 
@@ -69,10 +72,9 @@ type cached struct {
 	snapshots int64
 }
 
-type flight struct {
-	done chan struct{}
-	res  *Result
-	err  error
+// String is the key's singleflight key.
+func (k cacheKey) String() string {
+	return strconv.FormatInt(k.table, 10) + "/" + strconv.FormatInt(k.snapshot, 10) + "/v" + strconv.Itoa(k.version)
 }
 
 // NewMaterializer returns a Materializer; cfg.Source and cfg.Writer are
@@ -89,9 +91,8 @@ func NewMaterializer(cfg Config) *Materializer {
 	}
 	return &Materializer{
 		cfg:     cfg,
-		results: newLRU[cacheKey, cached](cfg.CacheEntries),
-		known:   newLRU[string, struct{}](cfg.KnownObjects),
-		flights: map[cacheKey]*flight{},
+		results: bounded.NewLRU[cacheKey, cached](cfg.CacheEntries),
+		known:   bounded.NewLRU[string, struct{}](cfg.KnownObjects),
 	}
 }
 
@@ -111,22 +112,35 @@ func (m *Materializer) Materialize(ctx context.Context, tableID, snapshotID int6
 		}
 	}
 	m.mu.Lock()
-	if c, ok := m.results.get(key); ok && c.snapshots == snapshots {
+	if c, ok := m.results.Get(key); ok && c.snapshots == snapshots {
 		m.mu.Unlock()
 		return c.res, nil
 	}
-	f := m.flights[key]
-	if f == nil {
-		f = &flight{done: make(chan struct{})}
-		m.flights[key] = f
-		m.builds++
-		// The build outlives a caller that gives up: others may wait on it.
-		go m.run(context.WithoutCancel(ctx), key, snapshots, f)
-	}
 	m.mu.Unlock()
+	// One build per key at a time; it runs on its own goroutine
+	// (singleflight's DoChan) and outlives a caller that gives up, as
+	// others may wait on it.
+	ch := m.flights.DoChan(key.String(), func() (any, error) {
+		m.mu.Lock()
+		// A flight that ended since the lookup above may have built it.
+		if c, ok := m.results.Get(key); ok && c.snapshots == snapshots {
+			m.mu.Unlock()
+			return c.res, nil
+		}
+		m.builds++
+		m.mu.Unlock()
+		res, err := m.build(context.WithoutCancel(ctx), key)
+		if err == nil {
+			m.mu.Lock()
+			m.results.Put(key, cached{res, snapshots})
+			m.mu.Unlock()
+		}
+		return res, err
+	})
 	select {
-	case <-f.done:
-		return f.res, f.err
+	case r := <-ch:
+		res, _ := r.Val.(*Result)
+		return res, r.Err
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -140,7 +154,7 @@ func (m *Materializer) defaultVersion() int { return cmp.Or(m.cfg.Options.Format
 func (m *Materializer) Cached(tableID, snapshotID int64) (*Result, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	c, ok := m.results.get(cacheKey{tableID, snapshotID, m.defaultVersion()})
+	c, ok := m.results.Get(cacheKey{tableID, snapshotID, m.defaultVersion()})
 	return c.res, ok
 }
 
@@ -150,17 +164,6 @@ func (m *Materializer) Builds() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.builds
-}
-
-func (m *Materializer) run(ctx context.Context, key cacheKey, snapshots int64, f *flight) {
-	f.res, f.err = m.build(ctx, key)
-	m.mu.Lock()
-	delete(m.flights, key)
-	if f.err == nil {
-		m.results.put(key, cached{f.res, snapshots})
-	}
-	m.mu.Unlock()
-	close(f.done)
 }
 
 func (m *Materializer) build(ctx context.Context, key cacheKey) (*Result, error) {
@@ -191,7 +194,7 @@ func (m *Materializer) store(ctx context.Context, files []File) error {
 	var todo []File
 	m.mu.Lock()
 	for _, f := range files {
-		if _, ok := m.known.get(f.Location); !ok {
+		if _, ok := m.known.Get(f.Location); !ok {
 			todo = append(todo, f)
 		}
 	}
@@ -252,47 +255,7 @@ func (m *Materializer) storeOne(ctx context.Context, f File) error {
 		}
 	}
 	m.mu.Lock()
-	m.known.put(f.Location, struct{}{})
+	m.known.Put(f.Location, struct{}{})
 	m.mu.Unlock()
 	return nil
-}
-
-// lru is a bounded map that evicts the least recently used entry. It is not
-// safe for concurrent use; Materializer guards it with its mutex.
-type lru[K comparable, V any] struct {
-	max   int
-	order *list.List // front = most recent; values are *lruEntry
-	items map[K]*list.Element
-}
-
-type lruEntry[K comparable, V any] struct {
-	key K
-	val V
-}
-
-func newLRU[K comparable, V any](max int) *lru[K, V] {
-	return &lru[K, V]{max: max, order: list.New(), items: map[K]*list.Element{}}
-}
-
-func (c *lru[K, V]) get(k K) (V, bool) {
-	if e, ok := c.items[k]; ok {
-		c.order.MoveToFront(e)
-		return e.Value.(*lruEntry[K, V]).val, true
-	}
-	var zero V
-	return zero, false
-}
-
-func (c *lru[K, V]) put(k K, v V) {
-	if e, ok := c.items[k]; ok {
-		e.Value.(*lruEntry[K, V]).val = v
-		c.order.MoveToFront(e)
-		return
-	}
-	c.items[k] = c.order.PushFront(&lruEntry[K, V]{k, v})
-	for c.order.Len() > c.max {
-		last := c.order.Back()
-		c.order.Remove(last)
-		delete(c.items, last.Value.(*lruEntry[K, V]).key)
-	}
 }

@@ -415,8 +415,8 @@ func TestPositionCache(t *testing.T) {
 			t.Fatalf("%s: %v %v", p, pos, err)
 		}
 	}
-	if counter.gets[paths[0]] != 2 || counter.gets[paths[1]] != 1 || small.total != 2 || small.order.Len() != 1 {
-		t.Errorf("reads %v, cached %d positions in %d files", counter.gets, small.total, small.order.Len())
+	if counter.gets[paths[0]] != 2 || counter.gets[paths[1]] != 1 || small.lru.Len() != 1 {
+		t.Errorf("reads %v, cached %d files", counter.gets, small.lru.Len())
 	}
 	if _, err := small.positions(ctx, "s3://lake/missing"); err == nil {
 		t.Error("missing file read")

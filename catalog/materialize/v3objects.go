@@ -2,7 +2,6 @@ package materialize
 
 import (
 	"bytes"
-	"container/list"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/duckicelake/duckicelake/internal/bounded"
 	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
@@ -80,18 +80,11 @@ func loadPositions(ctx context.Context, r objstore.Reader, location string) ([]D
 // snapshot of its table. It holds at most max positions (least recently
 // used files go first) and is safe for concurrent use.
 type PositionCache struct {
-	r   objstore.Reader
-	max int
+	r objstore.Reader
 
-	mu    sync.Mutex
-	total int
-	order *list.List // front = most recent; values are *cachedPositions
-	items map[string]*list.Element
-}
-
-type cachedPositions struct {
-	location string
-	pos      []DeletedPosition
+	mu sync.Mutex
+	// lru weighs each file by its positions.
+	lru bounded.LRU[string, []DeletedPosition]
 }
 
 // NewPositionCache caches the positions of delete files read through r,
@@ -100,7 +93,9 @@ func NewPositionCache(r objstore.Reader, max int) *PositionCache {
 	if max <= 0 {
 		max = 1 << 22
 	}
-	return &PositionCache{r: r, max: max, order: list.New(), items: map[string]*list.Element{}}
+	c := &PositionCache{r: r}
+	c.lru.Max, c.lru.Weight = max, func(p []DeletedPosition) int { return len(p) }
+	return c
 }
 
 // Get reads loc through the underlying reader, uncached.
@@ -112,28 +107,20 @@ func (c *PositionCache) Get(ctx context.Context, loc objstore.Location, max int6
 // must not modify them.
 func (c *PositionCache) positions(ctx context.Context, location string) ([]DeletedPosition, error) {
 	c.mu.Lock()
-	if e, ok := c.items[location]; ok {
-		c.order.MoveToFront(e)
-		c.mu.Unlock()
-		return e.Value.(*cachedPositions).pos, nil
-	}
+	pos, ok := c.lru.Get(location)
 	c.mu.Unlock()
+	if ok {
+		return pos, nil
+	}
 	pos, err := loadPositions(ctx, c.r, location)
 	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.items[location]; !ok && len(pos) <= c.max {
-		c.items[location] = c.order.PushFront(&cachedPositions{location, pos})
-		c.total += len(pos)
-		for c.total > c.max {
-			last := c.order.Back()
-			cp := c.order.Remove(last).(*cachedPositions)
-			delete(c.items, cp.location)
-			c.total -= len(cp.pos)
-		}
+	if _, ok := c.lru.Get(location); !ok {
+		c.lru.Put(location, pos)
 	}
+	c.mu.Unlock()
 	return pos, nil
 }
 

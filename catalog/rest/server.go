@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/duckicelake/duckicelake/catalog/commit"
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
@@ -110,7 +111,7 @@ type Server struct {
 	govCache responseCache // governed LoadTable answers, per plan signature
 	// maskSchemas: each principal's masking schema per namespace (masking.go).
 	maskSchemas bounded.Map[string, maskSchemaEntry]
-	flight      flightGroup
+	flight      singleflight.Group
 	signScopes  scopeCache
 
 	configBody  []byte   // GET /v1/config, encoded once

@@ -172,7 +172,10 @@ func (s *Server) loadEntry(r *request, form byte, asOf int64) (*loadEntry, error
 	if old != nil && old.snap == snap && old.floor == st.floor {
 		return old, nil
 	}
-	return s.flight.do(string(key), func() (*loadEntry, error) {
+	// One build per key at a time: when the current snapshot moves,
+	// thousands of LoadTables may miss at once, and they cost one
+	// materialiser call, not thousands.
+	v, err, _ := s.flight.Do(string(key), func() (any, error) {
 		// Another caller of this flight may have just refreshed it.
 		if e := s.cache.get(key); e != nil && e.snap >= snap && e.floor == st.floor {
 			return e, nil
@@ -185,6 +188,8 @@ func (s *Server) loadEntry(r *request, form byte, asOf int64) (*loadEntry, error
 		s.cache.put(key, e)
 		return e, nil
 	})
+	e, _ := v.(*loadEntry)
+	return e, err
 }
 
 func (s *Server) buildEntry(ctx context.Context, ns, name string, form byte, asOf, snap int64, old *loadEntry) (*loadEntry, error) {
