@@ -202,6 +202,8 @@ type TrailWriter struct {
 	s   *Store
 	opt TrailOptions
 	ch  chan *queued
+	// kick wakes the writer when a full batch waits in ch.
+	kick chan struct{}
 	// free holds the queued events the writer is done with, for Record to
 	// fill again: in the steady state queueing an event allocates nothing.
 	free chan *queued
@@ -233,7 +235,7 @@ func (s *Store) NewTrailWriter(opt TrailOptions) *TrailWriter {
 	if opt.Logger == nil {
 		opt.Logger = zap.NewNop()
 	}
-	w := &TrailWriter{s: s, opt: opt, ch: make(chan *queued, opt.Buffer), free: make(chan *queued, opt.Buffer),
+	w := &TrailWriter{s: s, opt: opt, ch: make(chan *queued, opt.Buffer), kick: make(chan struct{}, 1), free: make(chan *queued, opt.Buffer),
 		done: make(chan struct{}), sync: make(chan *syncReq, opt.Batch)}
 	w.wg.Add(2)
 	go w.run()
@@ -348,6 +350,14 @@ func (w *TrailWriter) enqueue(ev *governance.Event) bool {
 	c.at = time.Now()
 	select {
 	case w.ch <- c:
+		if len(w.ch) >= w.opt.Batch {
+			// A batch is waiting: wake the writer (it otherwise wakes on
+			// its ticker, not for every event).
+			select {
+			case w.kick <- struct{}{}:
+			default:
+			}
+		}
 		return true
 	default:
 		w.recycle(c)
@@ -470,15 +480,31 @@ func (w *TrailWriter) run() {
 		}
 		batch = batch[:0]
 	}
+	// drain takes what ch holds, a batch at a time. The writer drains on
+	// its ticker or when a sender saw a full batch waiting, rather than
+	// receiving each event as it comes: at tens of thousands of events a
+	// second, waking for every one costs the request path more than the
+	// write does.
+	drain := func() {
+		for {
+			select {
+			case ev := <-w.ch:
+				batch = append(batch, ev)
+				if len(batch) >= w.opt.Batch {
+					flush()
+				}
+			default:
+				flush()
+				return
+			}
+		}
+	}
 	for {
 		select {
-		case ev := <-w.ch:
-			batch = append(batch, ev)
-			if len(batch) >= w.opt.Batch {
-				flush()
-			}
+		case <-w.kick:
+			drain()
 		case <-tick.C:
-			flush()
+			drain()
 		case <-report.C:
 			if n := w.dropped.Swap(0); n > 0 {
 				w.opt.Logger.Warn("audit trail: events did not fit the buffer and were not written to Postgres (they are in the JSON audit log)",
