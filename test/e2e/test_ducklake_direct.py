@@ -422,3 +422,30 @@ def test_ducklake_direct_airtight_copy_failure_fails_closed(gov: Gov):
     finally:
         g.author("masking-policies", {"name": "mask_email", "signature": "(val VARCHAR)", "body": "left(val, 2) || '***'",
                                       "unmasked-roles": ["pii_reader"], "file-layer-masking": True})
+
+
+def test_ducklake_direct_airtight_empty_copy(gov: Gov):
+    """An airtight table with no rows has a masked copy with no file: its
+    masking view reads no rows, in the columns' types, without an error."""
+    g = gov
+    seeds_example(g, file_layer=True)
+    prefix = g.lake.data_path.split("://", 1)[1].split("/", 1)[1]
+    owner = g.lake.duckdb(g.lake.mint(f"{g.lake.bucket}:{prefix}:rw", principal="gov-writer"))
+    owner.execute(f"CREATE OR REPLACE TABLE l.{NS}.empty_people (id BIGINT, email VARCHAR)")
+    try:
+        g.author("object-tags", {"object-kind": "column", "schema": NS, "object": "empty_people", "column": "email",
+                                 "tag-namespace": "pii", "tag-name": "email"})
+        st, bob = vend(g, "bob")
+        assert st == 200 and f"{bob['masking_schema']}.empty_people" in bob["masked_views"], bob
+        assert f"{NS}.empty_people" not in bob["restricted_tables"], bob
+        # No file to read: the view is the plan's SELECT over no rows.
+        r = psql(bob["dsn"], "SELECT sql FROM ducklake_view WHERE view_name = 'empty_people' AND end_snapshot IS NULL")
+        assert r.returncode == 0 and "WHERE false" in r.stdout and "read_parquet" not in r.stdout, (r.stdout, r.stderr)
+        con = attach(bob)
+        assert con.execute("SELECT * FROM empty_people").fetchall() == []
+        assert [(r[0], r[1]) for r in con.execute("DESCRIBE empty_people").fetchall()] == [("id", "BIGINT"), ("email", "VARCHAR")]
+        assert sorted(r[0] for r in con.execute("SELECT email FROM customers").fetchall()) == sorted(c[1][:2] + "***" for c in CUSTOMERS)
+        con.close()
+    finally:
+        owner.execute(f"DROP TABLE IF EXISTS l.{NS}.empty_people")
+        owner.close()
