@@ -62,10 +62,13 @@ type ducklakeCredentials struct {
 	StorageCredentials []storageCredential `json:"storage-credentials"`
 	// Tables are the tables the role sees, and Restricted those of them it
 	// sees without their rows (masked or filtered for this principal with
-	// no masking view to serve them — the airtight tier, a table whose
-	// masking views are disabled — so their base rows stay hidden rather
-	// than served raw). MaskedViews are the masking views (schema.table)
-	// the principal reads the other governed tables through.
+	// no masking view to serve them — a table whose masking views are
+	// disabled, an airtight table on a catalog that makes no masked
+	// copies — so their base rows stay hidden rather than served raw).
+	// MaskedViews are the masking views (schema.table) the principal reads
+	// the other governed tables through: over the base rows (cooperative
+	// tier) or over the masked copy's files (airtight tier, whose base
+	// rows stay hidden too).
 	Tables      []string `json:"tables"`
 	Restricted  []string `json:"restricted_tables"`
 	MaskedViews []string `json:"masked_views"`
