@@ -62,6 +62,40 @@ type View struct {
 	// the schema keeps its name and Ensure (or Replace) rewrites the view
 	// in place instead.
 	Shape string
+	// Version orders a shaped view's SQLs (an airtight table's: the
+	// snapshot its copy holds): a view is never rewritten with the SQL of
+	// an older version, so a vend that planned before a refresh cannot
+	// undo the refresh's rewrite. The stored SQL carries it (a leading
+	// comment, versionTag), so every process sees it.
+	Version int64
+}
+
+// versionTag prefixes the stored SQL of a shaped view of version v.
+func versionTag(v int64) string { return "/* duckicelake version " + strconv.FormatInt(v, 10) + " */ " }
+
+// stored is v's SQL as written to DuckLake.
+func (v *View) stored() string {
+	if v.Shape == "" || v.Version <= 0 {
+		return v.SQL
+	}
+	return versionTag(v.Version) + v.SQL
+}
+
+// storedVersion is the version a stored SQL carries (0: none).
+func storedVersion(sql string) int64 {
+	rest, ok := strings.CutPrefix(sql, "/* duckicelake version ")
+	if !ok {
+		return 0
+	}
+	n, _, ok := strings.Cut(rest, " */ ")
+	if !ok {
+		return 0
+	}
+	v, err := strconv.ParseInt(n, 10, 64)
+	if err != nil {
+		return 0
+	}
+	return v
 }
 
 // Set is the masking views of one namespace for one plan shape.
@@ -106,7 +140,8 @@ func (s *Set) Signature() string {
 func (s *Set) content() string {
 	h := sha256.New()
 	for _, v := range s.Views {
-		h.Write([]byte(strconv.Itoa(len(v.Table)) + ":" + v.Table + strconv.Itoa(len(v.SQL)) + ":" + v.SQL))
+		sql := v.stored()
+		h.Write([]byte(strconv.Itoa(len(v.Table)) + ":" + v.Table + strconv.Itoa(len(sql)) + ":" + sql))
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
@@ -230,7 +265,7 @@ func (m *Manager) Ensure(ctx context.Context, set *Set, until time.Time) (string
 // the schema should read the new files without a new vend. It returns how
 // many schemas it rewrote. Another process's schemas are rewritten by
 // their next Ensure.
-func (m *Manager) Replace(ctx context.Context, shape, sql string) (int, error) {
+func (m *Manager) Replace(ctx context.Context, shape, sql string, version int64) (int, error) {
 	m.mu.Lock()
 	targets := make(map[string]string, len(m.shaped[shape]))
 	for name, table := range m.shaped[shape] {
@@ -240,7 +275,7 @@ func (m *Manager) Replace(ctx context.Context, shape, sql string) (int, error) {
 	n := 0
 	for name, table := range targets {
 		_, err := m.writer.Commit(ctx, "duckicelake", func(ctx context.Context, tx pgx.Tx, head ducklake.Head, next int64) (ducklake.Edit, error) {
-			return m.replace(ctx, tx, head, next, name, []View{{Table: table, SQL: sql, Shape: shape}})
+			return m.replace(ctx, tx, head, next, name, []View{{Table: table, SQL: sql, Shape: shape, Version: version}})
 		})
 		switch {
 		case errors.Is(err, errExists):
@@ -280,8 +315,9 @@ func (m *Manager) write(ctx context.Context, tx pgx.Tx, head ducklake.Head, next
 
 // replace rewrites the views of live schema name whose SQL differs from
 // views' in snapshot next: the old row ended, a new one (a new view id,
-// as DuckDB's CREATE OR REPLACE VIEW makes) begun. errGone: no such live
-// schema; errExists: nothing differs.
+// as DuckDB's CREATE OR REPLACE VIEW makes) begun — unless the live one is
+// of a newer version. errGone: no such live schema; errExists: nothing to
+// rewrite.
 func (m *Manager) replace(ctx context.Context, tx pgx.Tx, head ducklake.Head, next int64, name string, views []View) (ducklake.Edit, error) {
 	var schemaID int64
 	err := tx.QueryRow(ctx, `SELECT schema_id FROM `+m.t("ducklake_schema")+` WHERE schema_name = $1 AND end_snapshot IS NULL`, name).Scan(&schemaID)
@@ -317,7 +353,8 @@ func (m *Manager) replace(ctx context.Context, tx pgx.Tx, head ducklake.Head, ne
 	id := head.NextCatalogID
 	for _, v := range views {
 		old, ok := have[v.Table]
-		if ok && old.sql == v.SQL {
+		sql := v.stored()
+		if ok && (old.sql == sql || v.Shape != "" && storedVersion(old.sql) > v.Version) {
 			continue
 		}
 		if ok {
@@ -327,7 +364,7 @@ func (m *Manager) replace(ctx context.Context, tx pgx.Tx, head ducklake.Head, ne
 			changes = append(changes, "dropped_view:"+strconv.FormatInt(old.id, 10))
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO `+m.t("ducklake_view")+` (view_id, view_uuid, begin_snapshot, end_snapshot, schema_id, view_name, dialect, sql, column_aliases)
-			VALUES ($1, $2::uuid, $3, NULL, $4, $5, 'duckdb', $6, '')`, id, uuid.NewString(), next, schemaID, v.Table, v.SQL); err != nil {
+			VALUES ($1, $2::uuid, $3, NULL, $4, $5, 'duckdb', $6, '')`, id, uuid.NewString(), next, schemaID, v.Table, sql); err != nil {
 			return ducklake.Edit{}, fmt.Errorf("insert view %q: %w", v.Table, err)
 		}
 		changes = append(changes, "created_view:"+ducklake.QuoteName(name)+"."+ducklake.QuoteName(v.Table))
@@ -351,7 +388,7 @@ func (m *Manager) create(ctx context.Context, tx pgx.Tx, head ducklake.Head, nex
 	changes.WriteString(ducklake.QuoteName(name))
 	for i, v := range views {
 		if _, err := tx.Exec(ctx, `INSERT INTO `+m.t("ducklake_view")+` (view_id, view_uuid, begin_snapshot, end_snapshot, schema_id, view_name, dialect, sql, column_aliases)
-			VALUES ($1, $2::uuid, $3, NULL, $4, $5, 'duckdb', $6, '')`, id+1+int64(i), uuid.NewString(), next, id, v.Table, v.SQL); err != nil {
+			VALUES ($1, $2::uuid, $3, NULL, $4, $5, 'duckdb', $6, '')`, id+1+int64(i), uuid.NewString(), next, id, v.Table, v.stored()); err != nil {
 			return ducklake.Edit{}, fmt.Errorf("insert view %q: %w", v.Table, err)
 		}
 		changes.WriteString(",created_view:")

@@ -319,7 +319,7 @@ func (s *Server) exportView(ctx context.Context, pt *plan.Table, pl *plan.Plan, 
 	if err != nil {
 		return maskview.View{}, nil, err
 	}
-	return maskview.View{Table: pt.Name, SQL: sql, Shape: exportShape(pt, pl)}, e, nil
+	return maskview.View{Table: pt.Name, SQL: sql, Shape: exportShape(pt, pl), Version: e.Snapshot}, e, nil
 }
 
 // exportShape is the shape of the masking view over the copy of (pt, pl).
@@ -378,7 +378,7 @@ func exportViewSQL(pl *plan.Plan, pt *plan.Table, e *export.Export) (string, err
 func (s *Server) exportRefreshed(ctx context.Context, t *plan.Table, pl *plan.Plan, e *export.Export) {
 	sql, err := exportViewSQL(pl, t, e)
 	if err == nil {
-		_, err = s.gov.MaskViews.Replace(ctx, exportShape(t, pl), sql)
+		_, err = s.gov.MaskViews.Replace(ctx, exportShape(t, pl), sql, e.Snapshot)
 	}
 	if err != nil {
 		// The next vend's Ensure rewrites it; until then the view reads
