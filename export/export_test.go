@@ -283,9 +283,24 @@ func TestManagerRefreshesOnCommit(t *testing.T) {
 	if err != nil || again.MetadataLocation != e.MetadataLocation {
 		t.Fatalf("a second Ensure rebuilt: %v, %v", again, err)
 	}
+	hooked := make(chan *Export, 4)
+	m.OnRefresh(func(_ context.Context, ht *plan.Table, hp *plan.Plan, he *Export) {
+		if ht.TableID == tb.TableID && hp.Signature == pl.Signature {
+			hooked <- he
+		}
+	})
 	ev.lake.Exec(t, "INSERT INTO lake.analytics.customers VALUES (9, 'ivan@work.net', 'EU', 100)")
 	snap := ev.snapshot(t)
 	m.Observe(snap, []int64{tb.TableID})
+	// The refresh hook is told of the refreshed export, files and all.
+	select {
+	case he := <-hooked:
+		if he.Snapshot != snap || !slices.Contains(emails(t, ev.lake.Duck, he), "iv***") {
+			t.Errorf("refresh hook got the export at snapshot %d (want %d): %v", he.Snapshot, snap, emails(t, ev.lake.Duck, he))
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the refresh hook was not called after the commit")
+	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		cur, ok, err := ev.x.Current(ctx, tb.TableID, pl.Signature)

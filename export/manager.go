@@ -43,6 +43,7 @@ type Manager struct {
 	flight singleflight.Group
 
 	mu      sync.Mutex
+	hook    RefreshHook
 	known   map[exportKey]knownExport // plans built, to refresh on commit
 	pending map[int64]*time.Timer     // by table: a refresh waiting for its debounce
 	closed  bool
@@ -72,6 +73,19 @@ func NewManager(cfg ManagerConfig) *Manager {
 		cfg.Logger = zap.NewNop()
 	}
 	return &Manager{cfg: cfg, known: map[exportKey]knownExport{}, pending: map[int64]*time.Timer{}}
+}
+
+// RefreshHook is told of the export of table t under plan pl that an
+// eager refresh left current (rebuilt, or found current already).
+type RefreshHook func(ctx context.Context, t *plan.Table, pl *plan.Plan, e *Export)
+
+// OnRefresh makes fn run after every eager refresh (Observe's), before the
+// refresh counts as done: what serves the copy by its file list (a
+// DuckLake-direct masking view over it) moves to the new files there.
+func (m *Manager) OnRefresh(fn RefreshHook) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.hook = fn
 }
 
 // Exporter is the Manager's Exporter.
@@ -193,6 +207,7 @@ func (m *Manager) refresh(table, snapshot int64) {
 			todo = append(todo, ke)
 		}
 	}
+	hook := m.hook
 	m.wg.Add(1)
 	m.mu.Unlock()
 	defer m.wg.Done()
@@ -200,12 +215,14 @@ func (m *Manager) refresh(table, snapshot int64) {
 		ctx, cancel := context.WithTimeout(context.Background(), m.cfg.Timeout)
 		// Resolve moves back to the table's last change at or before the
 		// snapshot; a newer commit schedules its own refresh.
-		_, err := m.Ensure(ctx, ke.table, &ke.plan, snapshot)
-		cancel()
+		e, err := m.Ensure(ctx, ke.table, &ke.plan, snapshot)
 		if err != nil {
 			m.cfg.Logger.Warn("export: refresh failed; the next masked read builds it", zap.Int64("table_id", table),
 				zap.String("signature", ke.plan.Signature), zap.Error(err))
+		} else if hook != nil {
+			hook(ctx, ke.table, &ke.plan, e)
 		}
+		cancel()
 	}
 }
 

@@ -9,7 +9,11 @@
 // the same shape share the schema.
 //
 // A schema is written once, as DuckLake rows in one snapshot (the schema
-// row, its view rows, the change list DuckDB would write), and leased: each
+// row, its view rows, the change list DuckDB would write) — but a view with
+// a Shape (an airtight table's, over its masked copy's current files) is
+// rewritten in place when its SQL moves, in a snapshot that ends the old
+// view row and begins the new, so the schema's name outlives a refresh and
+// an open session reads the new files — and leased: each
 // Ensure extends its lease to the expiry of the credential that was told
 // to use it, recorded in the sidecar duckicelake_masking_schema. A policy
 // or schema change makes a new signature, so the next vend gets a new
@@ -52,6 +56,46 @@ const CatalogRef = "{DUCKLAKE_CATALOG}"
 type View struct {
 	Table string
 	SQL   string
+	// Shape, when set, stands for SQL in the set's signature: the view's
+	// SQL may move while its shape stays (an airtight table's view reads
+	// the current files of its masked copy, which a refresh changes), so
+	// the schema keeps its name and Ensure (or Replace) rewrites the view
+	// in place instead.
+	Shape string
+	// Version orders a shaped view's SQLs (an airtight table's: the
+	// snapshot its copy holds): a view is never rewritten with the SQL of
+	// an older version, so a vend that planned before a refresh cannot
+	// undo the refresh's rewrite. The stored SQL carries it (a leading
+	// comment, versionTag), so every process sees it.
+	Version int64
+}
+
+// versionTag prefixes the stored SQL of a shaped view of version v.
+func versionTag(v int64) string { return "/* duckicelake version " + strconv.FormatInt(v, 10) + " */ " }
+
+// stored is v's SQL as written to DuckLake.
+func (v *View) stored() string {
+	if v.Shape == "" || v.Version <= 0 {
+		return v.SQL
+	}
+	return versionTag(v.Version) + v.SQL
+}
+
+// storedVersion is the version a stored SQL carries (0: none).
+func storedVersion(sql string) int64 {
+	rest, ok := strings.CutPrefix(sql, "/* duckicelake version ")
+	if !ok {
+		return 0
+	}
+	n, _, ok := strings.Cut(rest, " */ ")
+	if !ok {
+		return 0
+	}
+	v, err := strconv.ParseInt(n, 10, 64)
+	if err != nil {
+		return 0
+	}
+	return v
 }
 
 // Set is the masking views of one namespace for one plan shape.
@@ -68,8 +112,8 @@ func (s *Set) Add(v View) {
 }
 
 // Signature identifies the set: the namespace and every view's name and
-// SQL (which carries the plan's masks, filters and the columns' names). 16
-// hex digits.
+// SQL (which carries the plan's masks, filters and the columns' names), or
+// its Shape when it has one. 16 hex digits.
 func (s *Set) Signature() string {
 	h := sha256.New()
 	w := func(p string) {
@@ -80,10 +124,26 @@ func (s *Set) Signature() string {
 	w(s.Namespace)
 	for _, v := range s.Views {
 		w(v.Table)
+		if v.Shape != "" {
+			w("shape")
+			w(v.Shape)
+			continue
+		}
 		w(v.SQL)
 	}
 	sum := h.Sum(nil)
 	return hex.EncodeToString(sum[:8])
+}
+
+// content identifies what the set's views say now: with a shaped view's
+// current SQL, which Signature leaves out.
+func (s *Set) content() string {
+	h := sha256.New()
+	for _, v := range s.Views {
+		sql := v.stored()
+		h.Write([]byte(strconv.Itoa(len(v.Table)) + ":" + v.Table + strconv.Itoa(len(sql)) + ":" + sql))
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 // SchemaName is the schema of the set with signature sig.
@@ -109,10 +169,15 @@ type Manager struct {
 	log    *zap.Logger
 
 	// leased caches the lease each schema is known to hold (schema name →
-	// expiry), so a vend for a set whose schema is written and leased long
-	// enough costs no query.
-	mu     sync.Mutex
-	leased map[string]time.Time
+	// expiry), and written what its views were last written or found to
+	// say (Set.content), so a vend for a set whose schema is written, says
+	// the same and is leased long enough costs no query.
+	mu      sync.Mutex
+	leased  map[string]time.Time
+	written map[string]string
+	// shaped: for each shape, the schemas this process wrote a view of it
+	// into, by schema name, with the view's table (Replace).
+	shaped map[string]map[string]string
 }
 
 // Open returns the Manager of the catalog in Postgres schema schema ("" =
@@ -126,7 +191,7 @@ func Open(ctx context.Context, db DB, schema string, log *zap.Logger) (*Manager,
 		log = zap.NewNop()
 	}
 	m := &Manager{db: db, writer: ducklake.NewWriter(db, schema), schema: pgx.Identifier{schema}.Sanitize(), log: log,
-		leased: map[string]time.Time{}}
+		leased: map[string]time.Time{}, written: map[string]string{}, shaped: map[string]map[string]string{}}
 	var ok bool
 	if err := db.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, m.t(Table)).Scan(&ok); err != nil {
 		return nil, fmt.Errorf("maskview: look up %s: %w", Table, err)
@@ -152,13 +217,17 @@ func (m *Manager) Ensure(ctx context.Context, set *Set, until time.Time) (string
 	}
 	sig := set.Signature()
 	name := SchemaName(sig)
+	content := set.content()
 	m.mu.Lock()
-	held := m.leased[name]
+	held, same := m.leased[name], m.written[name] == content
 	m.mu.Unlock()
-	if !held.Before(until) {
+	if !held.Before(until) && same {
 		return name, nil
 	}
 	lease := until.Add(leaseSlack)
+	if held.After(lease) {
+		lease = held
+	}
 	// The lease first: a sweep deletes only expired leases, and holds the
 	// row while it drops the schema, so once this returns the schema is
 	// either gone (and written below) or kept.
@@ -168,7 +237,7 @@ func (m *Manager) Ensure(ctx context.Context, set *Set, until time.Time) (string
 		return "", fmt.Errorf("maskview: lease %s: %w", name, err)
 	}
 	if _, err := m.writer.Commit(ctx, "duckicelake", func(ctx context.Context, tx pgx.Tx, head ducklake.Head, next int64) (ducklake.Edit, error) {
-		return m.create(ctx, tx, head, next, name, set)
+		return m.write(ctx, tx, head, next, name, set.Views)
 	}); err != nil && !errors.Is(err, errExists) {
 		return "", fmt.Errorf("maskview: write %s: %w", name, err)
 	}
@@ -176,22 +245,139 @@ func (m *Manager) Ensure(ctx context.Context, set *Set, until time.Time) (string
 	if m.leased[name].Before(lease) {
 		m.leased[name] = lease
 	}
+	m.written[name] = content
+	for _, v := range set.Views {
+		if v.Shape == "" {
+			continue
+		}
+		if m.shaped[v.Shape] == nil {
+			m.shaped[v.Shape] = map[string]string{}
+		}
+		m.shaped[v.Shape][name] = v.Table
+	}
 	m.mu.Unlock()
 	return name, nil
 }
 
+// Replace rewrites, with sql, the views of shape shape in every masking
+// schema this process wrote one into that is still live — an airtight
+// table's masked copy was refreshed, and a session whose search_path names
+// the schema should read the new files without a new vend. It returns how
+// many schemas it rewrote. Another process's schemas are rewritten by
+// their next Ensure.
+func (m *Manager) Replace(ctx context.Context, shape, sql string, version int64) (int, error) {
+	m.mu.Lock()
+	targets := make(map[string]string, len(m.shaped[shape]))
+	for name, table := range m.shaped[shape] {
+		targets[name] = table
+	}
+	m.mu.Unlock()
+	n := 0
+	for name, table := range targets {
+		_, err := m.writer.Commit(ctx, "duckicelake", func(ctx context.Context, tx pgx.Tx, head ducklake.Head, next int64) (ducklake.Edit, error) {
+			return m.replace(ctx, tx, head, next, name, []View{{Table: table, SQL: sql, Shape: shape, Version: version}})
+		})
+		switch {
+		case errors.Is(err, errExists):
+		case errors.Is(err, errGone):
+			m.mu.Lock()
+			delete(m.shaped[shape], name)
+			delete(m.written, name)
+			m.mu.Unlock()
+		case err != nil:
+			return n, fmt.Errorf("maskview: rewrite %s.%s: %w", name, table, err)
+		default:
+			n++
+			m.mu.Lock()
+			delete(m.written, name) // the next Ensure compares again
+			m.mu.Unlock()
+		}
+	}
+	return n, nil
+}
+
+// errGone ends a Replace whose schema was swept.
+var errGone = errors.New("masking schema gone")
+
 // errExists ends a commit that found its schema written: nothing to do.
 var errExists = errors.New("masking schema exists")
 
-// create writes the schema row and its views in snapshot next.
-func (m *Manager) create(ctx context.Context, tx pgx.Tx, head ducklake.Head, next int64, name string, set *Set) (ducklake.Edit, error) {
-	var exists bool
-	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+m.t("ducklake_schema")+` WHERE schema_name = $1 AND end_snapshot IS NULL)`, name).Scan(&exists); err != nil {
+// write writes the schema row and its views in snapshot next, or — the
+// schema written already — rewrites those of its views whose SQL is not
+// views' any more.
+func (m *Manager) write(ctx context.Context, tx pgx.Tx, head ducklake.Head, next int64, name string, views []View) (ducklake.Edit, error) {
+	e, err := m.replace(ctx, tx, head, next, name, views)
+	if !errors.Is(err, errGone) {
+		return e, err
+	}
+	return m.create(ctx, tx, head, next, name, views)
+}
+
+// replace rewrites the views of live schema name whose SQL differs from
+// views' in snapshot next: the old row ended, a new one (a new view id,
+// as DuckDB's CREATE OR REPLACE VIEW makes) begun — unless the live one is
+// of a newer version. errGone: no such live schema; errExists: nothing to
+// rewrite.
+func (m *Manager) replace(ctx context.Context, tx pgx.Tx, head ducklake.Head, next int64, name string, views []View) (ducklake.Edit, error) {
+	var schemaID int64
+	err := tx.QueryRow(ctx, `SELECT schema_id FROM `+m.t("ducklake_schema")+` WHERE schema_name = $1 AND end_snapshot IS NULL`, name).Scan(&schemaID)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return ducklake.Edit{}, errGone
+	case err != nil:
 		return ducklake.Edit{}, fmt.Errorf("look up schema: %w", err)
 	}
-	if exists {
+	rows, err := tx.Query(ctx, `SELECT view_id, view_name, sql FROM `+m.t("ducklake_view")+` WHERE schema_id = $1 AND end_snapshot IS NULL`, schemaID)
+	if err != nil {
+		return ducklake.Edit{}, fmt.Errorf("read views: %w", err)
+	}
+	type live struct {
+		id  int64
+		sql string
+	}
+	have := map[string]live{}
+	for rows.Next() {
+		var l live
+		var table string
+		if err := rows.Scan(&l.id, &table, &l.sql); err != nil {
+			rows.Close()
+			return ducklake.Edit{}, fmt.Errorf("read views: %w", err)
+		}
+		have[table] = l
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return ducklake.Edit{}, fmt.Errorf("read views: %w", err)
+	}
+	var changes []string
+	id := head.NextCatalogID
+	for _, v := range views {
+		old, ok := have[v.Table]
+		sql := v.stored()
+		if ok && (old.sql == sql || v.Shape != "" && storedVersion(old.sql) > v.Version) {
+			continue
+		}
+		if ok {
+			if _, err := tx.Exec(ctx, `UPDATE `+m.t("ducklake_view")+` SET end_snapshot = $1 WHERE view_id = $2 AND end_snapshot IS NULL`, next, old.id); err != nil {
+				return ducklake.Edit{}, fmt.Errorf("end view %q: %w", v.Table, err)
+			}
+			changes = append(changes, "dropped_view:"+strconv.FormatInt(old.id, 10))
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO `+m.t("ducklake_view")+` (view_id, view_uuid, begin_snapshot, end_snapshot, schema_id, view_name, dialect, sql, column_aliases)
+			VALUES ($1, $2::uuid, $3, NULL, $4, $5, 'duckdb', $6, '')`, id, uuid.NewString(), next, schemaID, v.Table, sql); err != nil {
+			return ducklake.Edit{}, fmt.Errorf("insert view %q: %w", v.Table, err)
+		}
+		changes = append(changes, "created_view:"+ducklake.QuoteName(name)+"."+ducklake.QuoteName(v.Table))
+		id++
+	}
+	if len(changes) == 0 {
 		return ducklake.Edit{}, errExists
 	}
+	return ducklake.Edit{Changes: strings.Join(changes, ","), CatalogIDs: id - head.NextCatalogID}, nil
+}
+
+// create writes the schema row and its views in snapshot next.
+func (m *Manager) create(ctx context.Context, tx pgx.Tx, head ducklake.Head, next int64, name string, views []View) (ducklake.Edit, error) {
 	id := head.NextCatalogID
 	if _, err := tx.Exec(ctx, `INSERT INTO `+m.t("ducklake_schema")+` (schema_id, schema_uuid, begin_snapshot, end_snapshot, schema_name, path, path_is_relative)
 		VALUES ($1, $2::uuid, $3, NULL, $4, $5, true)`, id, uuid.NewString(), next, name, name+"/"); err != nil {
@@ -200,9 +386,9 @@ func (m *Manager) create(ctx context.Context, tx pgx.Tx, head ducklake.Head, nex
 	var changes strings.Builder
 	changes.WriteString("created_schema:")
 	changes.WriteString(ducklake.QuoteName(name))
-	for i, v := range set.Views {
+	for i, v := range views {
 		if _, err := tx.Exec(ctx, `INSERT INTO `+m.t("ducklake_view")+` (view_id, view_uuid, begin_snapshot, end_snapshot, schema_id, view_name, dialect, sql, column_aliases)
-			VALUES ($1, $2::uuid, $3, NULL, $4, $5, 'duckdb', $6, '')`, id+1+int64(i), uuid.NewString(), next, id, v.Table, v.SQL); err != nil {
+			VALUES ($1, $2::uuid, $3, NULL, $4, $5, 'duckdb', $6, '')`, id+1+int64(i), uuid.NewString(), next, id, v.Table, v.stored()); err != nil {
 			return ducklake.Edit{}, fmt.Errorf("insert view %q: %w", v.Table, err)
 		}
 		changes.WriteString(",created_view:")
@@ -210,7 +396,7 @@ func (m *Manager) create(ctx context.Context, tx pgx.Tx, head ducklake.Head, nex
 		changes.WriteByte('.')
 		changes.WriteString(ducklake.QuoteName(v.Table))
 	}
-	return ducklake.Edit{Changes: changes.String(), CatalogIDs: 1 + int64(len(set.Views))}, nil
+	return ducklake.Edit{Changes: changes.String(), CatalogIDs: 1 + int64(len(views))}, nil
 }
 
 // Namespace is the base namespace of masking schema name, as its lease
@@ -298,6 +484,10 @@ func (m *Manager) Sweep(ctx context.Context, now time.Time) (int, error) {
 	for name, until := range m.leased {
 		if until.Before(now) {
 			delete(m.leased, name)
+			delete(m.written, name)
+			for _, in := range m.shaped {
+				delete(in, name)
+			}
 		}
 	}
 	m.mu.Unlock()

@@ -231,3 +231,103 @@ func TestInjectionShapedNames(t *testing.T) {
 		t.Errorf("view = %q", got)
 	}
 }
+
+// shapedSet is a set whose customers view has a shape: its SQL (here a
+// constant per "export") may move while the schema keeps its name.
+func shapedSet(sql string, version int64) *maskview.Set {
+	s := &maskview.Set{Namespace: "analytics"}
+	s.Add(maskview.View{Table: "customers", Shape: "export t1/abc", SQL: sql, Version: version})
+	s.Add(maskview.View{Table: "orders", SQL: `SELECT "id" FROM ` + maskview.CatalogRef + `."analytics"."orders"`})
+	return s
+}
+
+// A shaped view's SQL moving keeps the schema's name and rewrites the view
+// in place, in one snapshot that ends the old row and begins the new: a
+// session already reading the schema by its search path reads the new SQL
+// without a new vend; the unshaped view is left as it was. Replace does
+// the same for every schema this process wrote the shape into. Neither
+// goes back to an older version.
+func TestShapedViewRewrittenInPlace(t *testing.T) {
+	l := govtest.New(t, govtest.Customers...)
+	m := open(t, l)
+	ctx := context.Background()
+	until := time.Now().Add(time.Hour)
+	name, err := m.Ensure(ctx, shapedSet(`SELECT 'first' AS "email"`, 1), until)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Exec(t, "USE lake.analytics", `SET search_path = 'lake.`+name+`,lake.analytics'`)
+	defer l.Exec(t, "USE lake.analytics")
+	if got := rows(t, l.Duck, `SELECT email FROM customers`); !slices.Equal(got, []string{"first"}) {
+		t.Fatalf("first = %q", got)
+	}
+	var ordersID int64
+	if err := l.Pool.QueryRow(ctx, `SELECT view_id FROM ducklake_view WHERE view_name = 'orders' AND end_snapshot IS NULL`).Scan(&ordersID); err != nil {
+		t.Fatal(err)
+	}
+
+	again, err := m.Ensure(ctx, shapedSet(`SELECT 'second' AS "email"`, 2), until)
+	if err != nil || again != name {
+		t.Fatalf("Ensure with moved SQL = %q, %v; want %q", again, err, name)
+	}
+	if got := rows(t, l.Duck, `SELECT email FROM customers`); !slices.Equal(got, []string{"second"}) {
+		t.Errorf("open session after the rewrite = %q", got)
+	}
+	var live, ended int
+	var oid int64
+	if err := l.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE end_snapshot IS NULL), count(*) FILTER (WHERE end_snapshot IS NOT NULL)
+		FROM ducklake_view WHERE view_name = 'customers'`).Scan(&live, &ended); err != nil {
+		t.Fatal(err)
+	}
+	if live != 1 || ended != 1 {
+		t.Errorf("customers view rows: %d live, %d ended; want 1 and 1", live, ended)
+	}
+	if err := l.Pool.QueryRow(ctx, `SELECT view_id FROM ducklake_view WHERE view_name = 'orders' AND end_snapshot IS NULL`).Scan(&oid); err != nil || oid != ordersID {
+		t.Errorf("orders view = %d, %v; want untouched %d", oid, err, ordersID)
+	}
+
+	// The same SQL again: nothing written.
+	var before, after int64
+	if err := l.Pool.QueryRow(ctx, "SELECT max(snapshot_id) FROM ducklake_snapshot").Scan(&before); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := open(t, l).Ensure(ctx, shapedSet(`SELECT 'second' AS "email"`, 2), until); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Pool.QueryRow(ctx, "SELECT max(snapshot_id) FROM ducklake_snapshot").Scan(&after); err != nil {
+		t.Fatal(err)
+	}
+	if after != before {
+		t.Errorf("Ensure of an unchanged shaped set made snapshots %d..%d", before, after)
+	}
+
+	// Replace: the refresh hook's path.
+	if n, err := m.Replace(ctx, "export t1/abc", `SELECT 'third' AS "email"`, 3); err != nil || n != 1 {
+		t.Fatalf("Replace = %d, %v; want 1 schema", n, err)
+	}
+	if got := rows(t, l.Duck, `SELECT email FROM customers`); !slices.Equal(got, []string{"third"}) {
+		t.Errorf("open session after Replace = %q", got)
+	}
+	if n, err := m.Replace(ctx, "export t1/other", `SELECT 'x' AS "email"`, 9); err != nil || n != 0 {
+		t.Errorf("Replace of an unknown shape = %d, %v", n, err)
+	}
+	// An Ensure that planned before the refresh (an older version) does
+	// not undo it, in this process or another; a newer one rewrites.
+	for _, mm := range []*maskview.Manager{m, open(t, l)} {
+		if _, err := mm.Ensure(ctx, shapedSet(`SELECT 'second' AS "email"`, 2), until); err != nil {
+			t.Fatal(err)
+		}
+		if got := rows(t, l.Duck, `SELECT email FROM customers`); !slices.Equal(got, []string{"third"}) {
+			t.Errorf("after an older Ensure following Replace = %q", got)
+		}
+	}
+	if _, err := m.Ensure(ctx, shapedSet(`SELECT 'fourth' AS "email"`, 4), until); err != nil {
+		t.Fatal(err)
+	}
+	if got := rows(t, l.Duck, `SELECT email FROM customers`); !slices.Equal(got, []string{"fourth"}) {
+		t.Errorf("after a newer Ensure = %q", got)
+	}
+	if n, err := m.Replace(ctx, "export t1/abc", `SELECT 'third' AS "email"`, 3); err != nil || n != 0 {
+		t.Errorf("Replace with an older version = %d, %v; want nothing rewritten", n, err)
+	}
+}

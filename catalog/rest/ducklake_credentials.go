@@ -20,6 +20,7 @@ import (
 	"github.com/duckicelake/duckicelake/governance/sqltext"
 	"github.com/duckicelake/duckicelake/internal/creds"
 	"github.com/duckicelake/duckicelake/internal/duckenv"
+	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
 // DuckLake-direct vends: GET /v1/{prefix}/namespaces/{ns}/ducklake-credentials
@@ -61,10 +62,13 @@ type ducklakeCredentials struct {
 	StorageCredentials []storageCredential `json:"storage-credentials"`
 	// Tables are the tables the role sees, and Restricted those of them it
 	// sees without their rows (masked or filtered for this principal with
-	// no masking view to serve them — the airtight tier, a table whose
-	// masking views are disabled — so their base rows stay hidden rather
-	// than served raw). MaskedViews are the masking views (schema.table)
-	// the principal reads the other governed tables through.
+	// no masking view to serve them — a table whose masking views are
+	// disabled, an airtight table on a catalog that makes no masked
+	// copies — so their base rows stay hidden rather than served raw).
+	// MaskedViews are the masking views (schema.table) the principal reads
+	// the other governed tables through: over the base rows (cooperative
+	// tier) or over the masked copy's files (airtight tier, whose base
+	// rows stay hidden too).
 	Tables      []string `json:"tables"`
 	Restricted  []string `json:"restricted_tables"`
 	MaskedViews []string `json:"masked_views"`
@@ -162,6 +166,7 @@ func (s *Server) vendDirect(r *request, p *governance.Principal, args *fasthttp.
 		MaskedViews: []string{}, PostAttachSQL: []string{}, StorageCredentials: []storageCredential{}, Enforcement: "row-level-security"}
 	var grants []pgaccess.TableAccess
 	var scope []ducklake.Table
+	var exports []objstore.Location // the masked copies the views read
 	for _, pt := range planned {
 		t := pt.table
 		if r.table != "" && t.Name != r.table {
@@ -174,16 +179,30 @@ func (s *Server) vendDirect(r *request, p *governance.Principal, args *fasthttp.
 			}
 			continue
 		}
+		if pt.exportErr != nil {
+			// Its masked copy cannot be made: no vend rather than a
+			// table the principal cannot read (or, worse, its base rows).
+			// The reason is in the log: a copy's error may quote the data.
+			return nil, errorf(fasthttp.StatusServiceUnavailable, TypeServiceUnavailable,
+				"table %s.%s is masked on the bytes for this principal and its masked copy could not be made; no credential was vended (see the catalog log)",
+				r.ns, t.Name)
+		}
 		// A governed table in the cooperative tier is read through its
 		// masking view, which DuckDB runs over the base rows: the reader
 		// sees those (a qualified base name reads them raw — the tier's
-		// boundary). Any other governed table keeps its base rows hidden:
-		// served raw they would skip the masks and filters.
-		files := !pt.plan.Governed() || pt.viewed
+		// boundary). An airtight table is read through a masking view
+		// over its masked copy's files, its base rows hidden (a qualified
+		// base name reads nothing). Any other governed table keeps its
+		// base rows hidden: served raw they would skip the masks and
+		// filters.
+		files := !pt.plan.Governed() || pt.viewed && pt.exported == nil
 		grants = append(grants, pgaccess.TableAccess{TableID: t.ID, Files: files})
 		out.Tables = append(out.Tables, r.ns+"."+t.Name)
-		if !files {
+		if !files && !pt.viewed {
 			out.Restricted = append(out.Restricted, r.ns+"."+t.Name)
+		}
+		if pt.exported != nil {
+			exports = append(exports, pt.exported.Root)
 		}
 	}
 	if r.table != "" && len(scope) == 0 {
@@ -263,15 +282,30 @@ func (s *Server) vendDirect(r *request, p *governance.Principal, args *fasthttp.
 			return nil, err
 		}
 	}
-	sc, err := s.vend(r.p, r.ns, target, true, bind)
+	// A namespace's credential reads, besides, the masked copies its
+	// masking views read (a table's is the copy's already); the gateway
+	// serves a copy only to a principal whose plan has its signature, and
+	// the base files of an airtight table to no one masked.
+	var also []string
+	if r.table == "" {
+		for _, root := range exports {
+			also = append(also, root.String())
+		}
+	}
+	scs, err := s.vendAlso(r.p, r.ns, target, true, bind, also)
 	if err != nil {
 		return nil, err
 	}
-	if sc != nil {
-		out.StorageCredentials = append(out.StorageCredentials, *sc)
+	if len(scs) > 0 {
+		out.StorageCredentials = append(out.StorageCredentials, scs...)
+		sc := scs[0]
+		var more []string
+		for _, c := range scs[1:] {
+			more = append(more, c.Prefix)
+		}
 		if out.SecretSQL, err = duckenv.SecretSQL("duckicelake_"+directAlias, duckenv.S3{Endpoint: s.cfg.GatewayURL, Region: s.cfg.Region,
 			AccessKeyID: sc.Config["s3.access-key-id"], Secret: sc.Config["s3.secret-access-key"], SessionToken: sc.Config["s3.session-token"],
-			PathStyle: true, Scope: sc.Prefix}); err != nil {
+			PathStyle: true, Scope: sc.Prefix, Scopes: more}); err != nil {
 			return nil, fmt.Errorf("DuckLake-direct secret: %w", err)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -14,13 +16,17 @@ import (
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/maskview"
 	"github.com/duckicelake/duckicelake/catalog/views"
+	"github.com/duckicelake/duckicelake/export"
 	"github.com/duckicelake/duckicelake/governance"
+	"github.com/duckicelake/duckicelake/governance/model"
 	"github.com/duckicelake/duckicelake/governance/plan"
+	"github.com/duckicelake/duckicelake/governance/sqltext"
 )
 
 // Masking views over REST. A principal's masking views for a namespace
 // (catalog/maskview: one schema per plan shape, a view per governed table
-// of the cooperative tier under the table's own name) are what DuckDB
+// under the table's own name — over the base table in the cooperative
+// tier, over the files of its masked copy in the airtight tier) are what DuckDB
 // runs on the DuckLake-direct path; the same views are served here, read
 // only, to the principal whose plans they are: LoadTable of a governed
 // table advertises its view (duckicelake.masking-view-name), and the
@@ -35,9 +41,14 @@ type plannedTable struct {
 	table ducklake.Table
 	plan  plan.Plan
 	pt    *plan.Table
-	// viewed: read through its masking view (governed, cooperative tier,
-	// masking views not disabled on it).
+	// viewed: read through its masking view (governed, masking views not
+	// disabled on it; for the airtight tier, a view over its masked copy).
 	viewed bool
+	// exported is the masked copy an airtight table's view reads (nil in
+	// the cooperative tier); exportErr why there is none when there should
+	// be one — the table is then in no view and its base rows stay hidden.
+	exported  *export.Export
+	exportErr error
 }
 
 // planNamespace plans every table of namespace ns (schema schemaID) at
@@ -69,9 +80,23 @@ func (s *Server) planNamespace(ctx context.Context, p *governance.Principal, ns 
 			continue // dropped meanwhile
 		}
 		pt2 := plannedTable{table: t, plan: pl, pt: pt}
-		if pl.Visible && pl.Governed() && pl.Tier == plan.TierCooperative && s.gov.MaskViews != nil && !disabled[t.ID] {
-			pt2.viewed = true
-			set.Add(maskview.View{Table: t.Name, SQL: maskingViewSQL(&pl, pt, ns)})
+		if pl.Visible && pl.Governed() && s.gov.MaskViews != nil && !disabled[t.ID] {
+			switch pl.Tier {
+			case plan.TierCooperative:
+				pt2.viewed = true
+				set.Add(maskview.View{Table: t.Name, SQL: maskingViewSQL(&pl, pt, ns)})
+			case plan.TierAirtight:
+				if s.gov.Exports == nil {
+					break // no copy to read: the base rows stay hidden
+				}
+				view, e, err := s.exportView(ctx, pt, &pl, snap)
+				if err != nil {
+					pt2.exportErr = err
+					break
+				}
+				pt2.viewed, pt2.exported = true, e
+				set.Add(view)
+			}
 		}
 		out = append(out, pt2)
 	}
@@ -270,4 +295,95 @@ func currentFields(meta []byte) (json.RawMessage, error) {
 		}
 	}
 	return nil, fmt.Errorf("the table's metadata has no schema %d", *doc.Current)
+}
+
+// errExportUnapplicable stands for an airtight plan with policies that
+// cannot be applied: no masked copy is made of it.
+var errExportUnapplicable = errors.New("a governance policy on the table cannot be applied")
+
+// exportView is the masking view of airtight table pt under plan pl: its
+// masked copy current as of snapshot snap (built now when missing or
+// behind), read by its files. The view's shape is the copy's (table and
+// plan signature), so a refresh rewrites the view in place and the
+// masking schema keeps its name.
+func (s *Server) exportView(ctx context.Context, pt *plan.Table, pl *plan.Plan, snap int64) (maskview.View, *export.Export, error) {
+	if len(pl.Issues) > 0 {
+		return maskview.View{}, nil, errExportUnapplicable
+	}
+	e, err := s.gov.Exports.Ensure(ctx, pt, pl, snap)
+	if err != nil {
+		s.log.Error("governance: masked copy failed; no masking view over it", zap.String("table", pt.Namespace+"."+pt.Name), zap.Error(err))
+		return maskview.View{}, nil, err
+	}
+	sql, err := exportViewSQL(pl, pt, e)
+	if err != nil {
+		return maskview.View{}, nil, err
+	}
+	return maskview.View{Table: pt.Name, SQL: sql, Shape: exportShape(pt, pl), Version: e.Snapshot}, e, nil
+}
+
+// exportShape is the shape of the masking view over the copy of (pt, pl).
+func exportShape(pt *plan.Table, pl *plan.Plan) string {
+	return "export t" + strconv.FormatInt(pt.TableID, 10) + "/" + pl.Signature
+}
+
+// exportViewSQL is the SELECT of the masking view over export e of pt
+// under pl: the plan's columns, by name, from the copy's files (which hold
+// the plan's output: filtered, masked, masked columns in the types their
+// masks give). A copy with no rows has no file to read; the view is then
+// the plan's SELECT over no rows of the table's types, so its columns keep
+// the types the copy would have.
+func exportViewSQL(pl *plan.Plan, pt *plan.Table, e *export.Export) (string, error) {
+	var files []string
+	for _, f := range e.Files {
+		if f.Records == 0 {
+			continue // every row filtered out
+		}
+		lit, err := sqltext.String(f.Location)
+		if err != nil {
+			return "", fmt.Errorf("masked copy of %s.%s: file %q: %w", pt.Namespace, pt.Name, f.Location, err)
+		}
+		files = append(files, lit)
+	}
+	var b strings.Builder
+	if len(files) == 0 {
+		b.WriteString("(SELECT ")
+		for i, c := range pt.Columns {
+			typ, err := model.SQLType(c.Type)
+			if err != nil {
+				return "", fmt.Errorf("masked copy of %s.%s: column %s: %w", pt.Namespace, pt.Name, c.Name, err)
+			}
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("CAST(NULL AS " + typ + ") AS " + sqltext.MustIdent(c.Name))
+		}
+		b.WriteString(" WHERE false) AS " + sqltext.MustIdent(pt.Name))
+		return pl.SelectFrom(pt, b.String()), nil
+	}
+	b.WriteString("SELECT ")
+	for i, c := range pt.Columns {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(sqltext.MustIdent(c.Name))
+	}
+	b.WriteString(" FROM read_parquet([" + strings.Join(files, ", ") + "])")
+	return b.String(), nil
+}
+
+// exportRefreshed moves the masking views over the copy of (t, pl) to the
+// files of e, its refresh: an open DuckLake-direct session reads them on
+// its next query (export.Manager.OnRefresh).
+func (s *Server) exportRefreshed(ctx context.Context, t *plan.Table, pl *plan.Plan, e *export.Export) {
+	sql, err := exportViewSQL(pl, t, e)
+	if err == nil {
+		_, err = s.gov.MaskViews.Replace(ctx, exportShape(t, pl), sql, e.Snapshot)
+	}
+	if err != nil {
+		// The next vend's Ensure rewrites it; until then the view reads
+		// the previous copy's files, which are kept past every credential
+		// that could read them.
+		s.log.Warn("masking views: not moved to a refreshed masked copy", zap.String("table", t.Namespace+"."+t.Name), zap.Error(err))
+	}
 }

@@ -143,6 +143,10 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		now:     deps.Now,
 	}
 	s.signScopes.Max, s.maskSchemas.Max = maxSignerCreds, maxMaskSchemas
+	if s.gov != nil && s.gov.Exports != nil && s.gov.MaskViews != nil {
+		// Masking views over a masked copy follow its refreshes.
+		s.gov.Exports.OnRefresh(s.exportRefreshed)
+	}
 	if s.log == nil {
 		s.log = zap.NewNop()
 	}

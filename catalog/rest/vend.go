@@ -46,6 +46,17 @@ func wantsVending(ctx *fasthttp.RequestCtx) bool {
 // a table is bound to it (bind, see bindTo): the gateway refuses it once
 // the table is dropped or renamed.
 func (s *Server) vend(p *Principal, ns string, t ducklake.Table, readOnly bool, bind creds.TableBinding) (*storageCredential, error) {
+	scs, err := s.vendAlso(p, ns, t, readOnly, bind, nil)
+	if err != nil || len(scs) == 0 {
+		return nil, err
+	}
+	return &scs[0], nil
+}
+
+// vendAlso is vend with read and list under the directories also as well
+// (a namespace's DuckLake-direct vend: the masked copies its masking views
+// read): one credential, one storageCredential per prefix, the first t's.
+func (s *Server) vendAlso(p *Principal, ns string, t ducklake.Table, readOnly bool, bind creds.TableBinding, also []string) ([]storageCredential, error) {
 	if s.keyring == nil || s.cfg.GatewayURL == "" {
 		return nil, nil
 	}
@@ -72,6 +83,15 @@ func (s *Server) vend(p *Principal, ns string, t ducklake.Table, readOnly bool, 
 	}
 	claims := p.claims(s.cfg.Name)
 	claims.Grants = []creds.Grant{{Bucket: bucket, Prefix: prefix, Access: access}}
+	prefixes := []string{"s3://" + bucket + "/" + prefix}
+	for _, dir := range also {
+		b, pre, ok := tableLocation(dir)
+		if !ok {
+			return nil, fmt.Errorf("vend credentials for %s: %s is not on S3", ns, dir)
+		}
+		claims.Grants = append(claims.Grants, creds.Grant{Bucket: b, Prefix: pre, Access: access &^ creds.Write})
+		prefixes = append(prefixes, "s3://"+b+"/"+pre)
+	}
 	claims.Expiry = exp
 	claims.Table = bind
 	m, err := s.keyring.Mint(claims)
@@ -84,7 +104,11 @@ func (s *Server) vend(p *Principal, ns string, t ducklake.Table, readOnly bool, 
 	cfg["s3.session-token"] = m.SessionToken
 	cfg["s3.session-token-expires-at-ms"] = strconv.FormatInt(m.Expiry.UnixMilli(), 10)
 	cfg["s3.remote-signing-enabled"] = "false"
-	return &storageCredential{Prefix: "s3://" + bucket + "/" + prefix, Config: cfg}, nil
+	out := make([]storageCredential, len(prefixes))
+	for i, pre := range prefixes {
+		out[i] = storageCredential{Prefix: pre, Config: cfg}
+	}
+	return out, nil
 }
 
 // bindTo is the binding of a vend for table t of namespace ns as read at

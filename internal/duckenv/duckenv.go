@@ -28,6 +28,9 @@ type S3 struct {
 	// ("s3://bucket/prefix/"): DuckDB picks the secret of the longest
 	// scope that matches.
 	Scope string
+	// Scopes, when set with Scope, are further URL prefixes the secret is
+	// for (one credential granted on several directories).
+	Scopes []string
 }
 
 // Options configure an embedded DuckDB.
@@ -151,6 +154,18 @@ func SecretSQL(name string, s S3) (string, error) {
 	for _, kv := range [][2]string{{"KEY_ID", s.AccessKeyID}, {"SECRET", s.Secret}, {"SESSION_TOKEN", s.SessionToken},
 		{"ENDPOINT", u.Host}, {"REGION", region}, {"URL_STYLE", style}, {"SCOPE", s.Scope}} {
 		if kv[1] == "" {
+			continue
+		}
+		if kv[0] == "SCOPE" && len(s.Scopes) > 0 {
+			lits := make([]string, 0, 1+len(s.Scopes))
+			for _, sc := range append([]string{s.Scope}, s.Scopes...) {
+				lit, err := sqltext.String(sc)
+				if err != nil {
+					return "", fmt.Errorf("duckdb: S3 SCOPE: %w", err)
+				}
+				lits = append(lits, lit)
+			}
+			parts = append(parts, "SCOPE ["+strings.Join(lits, ", ")+"]")
 			continue
 		}
 		lit, err := sqltext.String(kv[1])

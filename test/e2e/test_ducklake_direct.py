@@ -17,7 +17,9 @@ import concurrent.futures
 import json
 import subprocess
 import time
+import urllib.parse
 
+import botocore.exceptions
 import duckdb
 import psycopg
 import pytest
@@ -216,12 +218,12 @@ def test_ducklake_direct_masking_views_rotate_and_opt_out(gov: Gov):
     st, back = vend(g, "bob")
     assert st == 200 and back["masking_schema"] == second["masking_schema"], back
 
-    # The airtight tier has no masking view on this path yet: base rows
-    # stay hidden (issue 12 serves the masked copy there).
+    # The airtight tier: a masking view over the masked copy (its own
+    # test below), base rows hidden.
     g.author("masking-policies", {"name": "mask_email", "signature": "(val VARCHAR)", "body": "left(val, 2) || '***'",
                                   "unmasked-roles": ["pii_reader"], "file-layer-masking": True})
     st, air = vend(g, "bob")
-    assert st == 200 and f"{NS}.customers" in air["restricted_tables"] and not air.get("masking_schema"), air
+    assert st == 200 and f"{NS}.customers" not in air["restricted_tables"] and air["masked_views"] == [f"{air['masking_schema']}.customers"], air
     g.author("masking-policies", {"name": "mask_email", "signature": "(val VARCHAR)", "body": "left(val, 2) || '***'",
                                   "unmasked-roles": ["pii_reader"], "file-layer-masking": False})
 
@@ -294,3 +296,156 @@ def test_masking_view_over_rest(gov: Gov):
                      {"source": {"namespace": [schema], "name": "customers"}, "destination": {"namespace": [NS], "name": "stolen"}})
     assert st == 404, out
     assert g.pyiceberg("bob").view_exists((schema, "customers"))
+
+
+def no_raw(what) -> None:
+    """No raw email of the seeds (nor the row the test inserts) in what."""
+    text = what if isinstance(what, str) else json.dumps(what)
+    for raw in [c[1] for c in CUSTOMERS] + ["erin@corp.org"]:
+        assert raw not in text and raw.split("@")[1] not in text, f"a raw value in {text[:400]}"
+
+
+def test_ducklake_direct_airtight_reads_masked_copy(gov: Gov):
+    """The airtight tier on the DuckLake-direct path: bob's unqualified
+    name is a masking view over the masked copy's files, read through the
+    gateway with the vended credential; the qualified base name shows no
+    cleartext; the base files are refused to bob's credential; an owner's
+    insert shows, masked, in a new vend and in the open session (the view
+    follows the copy's refresh in place, the masking schema keeps its
+    name); alice reads cleartext."""
+    g = gov
+    seeds_example(g, file_layer=True)
+    masked = sorted(c[1][:2] + "***" for c in CUSTOMERS)
+
+    st, bob = vend(g, "bob")
+    assert st == 200, bob
+    no_raw(bob)
+    schema = bob["masking_schema"]
+    assert schema.startswith("__mask_") and bob["masked_views"] == [f"{schema}.customers"], bob
+    assert f"{NS}.customers" in bob["tables"] and f"{NS}.customers" not in bob["restricted_tables"], bob
+    prefixes = [c["prefix"] for c in bob["storage-credentials"]]
+    assert any("/__masked__/" in p for p in prefixes), prefixes
+
+    con = attach(bob)
+    assert sorted(r[0] for r in con.execute("SELECT email FROM customers").fetchall()) == masked
+    assert con.execute("SELECT count(*) FROM customers WHERE email LIKE '%@%'").fetchone()[0] == 0
+    # The qualified base name: the reader role sees no base file row, so
+    # no cleartext (empty, or an error that carries none).
+    try:
+        base = con.execute(f"SELECT email FROM lake.{NS}.customers").fetchall()
+        assert base == [], base
+    except duckdb.Error as e:
+        no_raw(str(e))
+
+    # Bob's gateway credential: the masked copy reads, a base data file of
+    # the table is refused (alice's credential lists them).
+    s3 = g.s3(bob["storage-credentials"][0]["config"])
+    export = urllib.parse.urlparse(next(p for p in prefixes if "/__masked__/" in p))
+    keys = [o["Key"] for o in s3.list_objects_v2(Bucket=export.netloc, Prefix=export.path.lstrip("/")).get("Contents", [])]
+    parquet = [k for k in keys if k.endswith(".parquet") and "/data/" in k]
+    assert parquet, keys
+    body = s3.get_object(Bucket=export.netloc, Key=parquet[0])["Body"].read()
+    no_raw(body.decode("latin-1"))
+    st, la = g.load("alice", "customers", vend=True)
+    assert st == 200, la
+    ap = urllib.parse.urlparse(la["storage-credentials"][0]["prefix"])
+    base_keys = [o["Key"] for o in g.s3(la["storage-credentials"][0]["config"]).list_objects_v2(
+        Bucket=ap.netloc, Prefix=ap.path.lstrip("/")).get("Contents", []) if o["Key"].endswith(".parquet") and "/metadata/" not in o["Key"]]
+    assert base_keys, "alice's listing of the base table"
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        s3.get_object(Bucket=ap.netloc, Key=base_keys[0])
+    assert e.value.response["Error"]["Code"] in ("AccessDenied", "403"), e.value.response
+    no_raw(str(e.value))
+
+    # The table's own vend: the copy's credential, the same schema.
+    st, tb = vend(g, "bob", "?table=customers")
+    assert st == 200 and tb["masking_schema"] == schema and tb["masked_views"] == [f"{schema}.customers"], tb
+    assert all("/__masked__/" in c["prefix"] for c in tb["storage-credentials"]), tb["storage-credentials"]
+    tcon = attach(tb)
+    assert sorted(r[0] for r in tcon.execute("SELECT email FROM customers").fetchall()) == masked
+    tcon.close()
+
+    # alice (pii_reader bypasses the mask) reads cleartext.
+    st, alice = vend(g, "alice")
+    assert st == 200 and f"{NS}.customers" not in alice["restricted_tables"], alice
+    acon = attach(alice)
+    assert sorted(r[0] for r in acon.execute("SELECT email FROM customers").fetchall()) == sorted(c[1] for c in CUSTOMERS)
+    acon.close()
+
+    # The owner's INSERT + flush: the copy refreshes, and bob's open
+    # session reads the new row masked (the view rewritten in place); a new
+    # vend names the same masking schema and reads it too. (The writer's
+    # credential is alice's: anyone the mask holds is refused the base
+    # files on the bytes, and DuckDB reads them to write.)
+    prefix = g.lake.data_path.split("://", 1)[1].split("/", 1)[1]
+    owner = g.lake.duckdb(g.lake.mint(f"{g.lake.bucket}:{prefix}:rw", principal="alice"))
+    owner.execute(f"INSERT INTO l.{NS}.customers VALUES (5, 'erin@corp.org', 'EU', 100)")
+    owner.execute("CALL ducklake_flush_inlined_data('l')")
+    try:
+        t0 = time.monotonic()
+        while "er***" not in {r[0] for r in con.execute("SELECT email FROM customers").fetchall()}:
+            assert time.monotonic() - t0 < 20, "the owner's insert never showed in the open session"
+            time.sleep(0.1)
+        print(f"owner insert visible, masked, in the open session after {time.monotonic() - t0:.3f}s")
+        st, again = vend(g, "bob")
+        assert st == 200 and again["masking_schema"] == schema, again
+        no_raw(again)
+        ncon = attach(again)
+        got = sorted(r[0] for r in ncon.execute("SELECT email FROM customers").fetchall())
+        assert got == sorted(masked + ["er***"]), got
+        ncon.close()
+        assert sorted(r[0] for r in con.execute("SELECT email FROM customers").fetchall()) == sorted(masked + ["er***"])
+    finally:
+        owner.execute(f"DELETE FROM l.{NS}.customers WHERE id = 5")
+        owner.execute("CALL ducklake_flush_inlined_data('l')")
+        owner.close()
+    con.close()
+
+
+def test_ducklake_direct_airtight_copy_failure_fails_closed(gov: Gov):
+    """A mask that binds but fails on the table's values makes no masked
+    copy: bob's vend (the namespace's or the table's) is refused with a 503
+    that carries no raw value, never a vend that reads base rows."""
+    g = gov
+    seeds_example(g, file_layer=True)
+    g.author("masking-policies", {"name": "mask_email", "signature": "(val VARCHAR)", "body": "CAST(CAST(val AS INTEGER) AS VARCHAR)",
+                                  "unmasked-roles": ["pii_reader"], "file-layer-masking": True})
+    try:
+        for q in ("", "?table=customers"):
+            st, out = vend(g, "bob", q)
+            assert st == 503 and out["error"]["type"] == "ServiceUnavailableException", out
+            assert "could not be made" in out["error"]["message"], out
+            no_raw(out)
+        # alice's plan has no mask: her vend is unaffected.
+        st, out = vend(g, "alice")
+        assert st == 200, out
+    finally:
+        g.author("masking-policies", {"name": "mask_email", "signature": "(val VARCHAR)", "body": "left(val, 2) || '***'",
+                                      "unmasked-roles": ["pii_reader"], "file-layer-masking": True})
+
+
+def test_ducklake_direct_airtight_empty_copy(gov: Gov):
+    """An airtight table with no rows has a masked copy with no file: its
+    masking view reads no rows, in the columns' types, without an error."""
+    g = gov
+    seeds_example(g, file_layer=True)
+    prefix = g.lake.data_path.split("://", 1)[1].split("/", 1)[1]
+    owner = g.lake.duckdb(g.lake.mint(f"{g.lake.bucket}:{prefix}:rw", principal="gov-writer"))
+    owner.execute(f"CREATE OR REPLACE TABLE l.{NS}.empty_people (id BIGINT, email VARCHAR)")
+    try:
+        g.author("object-tags", {"object-kind": "column", "schema": NS, "object": "empty_people", "column": "email",
+                                 "tag-namespace": "pii", "tag-name": "email"})
+        st, bob = vend(g, "bob")
+        assert st == 200 and f"{bob['masking_schema']}.empty_people" in bob["masked_views"], bob
+        assert f"{NS}.empty_people" not in bob["restricted_tables"], bob
+        # No file to read: the view is the plan's SELECT over no rows.
+        r = psql(bob["dsn"], "SELECT sql FROM ducklake_view WHERE view_name = 'empty_people' AND end_snapshot IS NULL")
+        assert r.returncode == 0 and "WHERE false" in r.stdout and "read_parquet" not in r.stdout, (r.stdout, r.stderr)
+        con = attach(bob)
+        assert con.execute("SELECT * FROM empty_people").fetchall() == []
+        assert [(r[0], r[1]) for r in con.execute("DESCRIBE empty_people").fetchall()] == [("id", "BIGINT"), ("email", "VARCHAR")]
+        assert sorted(r[0] for r in con.execute("SELECT email FROM customers").fetchall()) == sorted(c[1][:2] + "***" for c in CUSTOMERS)
+        con.close()
+    finally:
+        owner.execute(f"DROP TABLE IF EXISTS l.{NS}.empty_people")
+        owner.close()
