@@ -59,10 +59,11 @@ type catalogService struct {
 	index *tableindex.Live
 	// trail writes audit events to Postgres in batches.
 	trail *store.TrailWriter
-	// auditWritten and auditDropped count the trail's events (/metrics).
-	auditWritten, auditDropped atomic.Int64
-	gov                        *store.Store
-	check                      *sqlcheck.Checker
+	// auditWritten, auditDropped and auditRefused count the trail's
+	// events (/metrics).
+	auditWritten, auditDropped, auditRefused atomic.Int64
+	gov                                      *store.Store
+	check                                    *sqlcheck.Checker
 	// exports makes masked copies (nil: none); duck is its DuckDB.
 	exports     *export.Manager
 	duck        *sql.DB

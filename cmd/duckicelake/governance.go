@@ -67,7 +67,8 @@ func (c *catalogService) openGovernance(ctx context.Context, cfg *config.Config,
 		return err
 	}
 	c.trail = c.gov.NewTrailWriter(store.TrailOptions{Buffer: cfg.Governance.AuditBuffer, Logger: c.log,
-		OnWrite: func(n int) { c.auditWritten.Add(int64(n)) }, OnDrop: func(n int) { c.auditDropped.Add(int64(n)) }})
+		OnWrite: func(n int) { c.auditWritten.Add(int64(n)) }, OnDrop: func(n int) { c.auditDropped.Add(int64(n)) },
+		OnRefuse: func(n int) { c.auditRefused.Add(int64(n)) }})
 	if c.direct, err = pgaccess.New(ctx, c.pool, pgaccess.Config{Schema: c.schema, Logger: c.log}); err != nil {
 		return err
 	}

@@ -143,7 +143,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer,
 			}, func() float64 { return float64(cat.auditWritten.Load()) }), prometheus.NewCounterFunc(prometheus.CounterOpts{
 				Namespace: "duckicelake", Subsystem: "audit", Name: "trail_dropped_total",
 				Help: "Audit events that did not reach the Postgres trail (buffer full, or a failed write); they are in the JSON audit log.",
-			}, func() float64 { return float64(cat.auditDropped.Load()) }))
+			}, func() float64 { return float64(cat.auditDropped.Load()) }), prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Namespace: "duckicelake", Subsystem: "audit", Name: "trail_refused_total",
+				Help: "Requests refused (503) because the audit trail's buffer could not take their event: metadata-only LoadTables are never answered unrecorded.",
+			}, func() float64 { return float64(cat.auditRefused.Load()) }))
 		}
 	} else {
 		logger.Info("catalog off: no catalog.dsn (DUCKICELAKE_CATALOG_DSN or DUCKICELAKE_PG_DSN); serving the gateway only")

@@ -2,7 +2,9 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -95,5 +97,49 @@ func TestTrailCoalescesIdenticalReads(t *testing.T) {
 	if folded != 1 || len(recs) != 1+len(others) || total != n+len(others) {
 		t.Errorf("%d rows (%d folded) counting %d events; want %d rows (1 folded) counting %d", len(recs), folded, total,
 			1+len(others), n+len(others))
+	}
+}
+
+// TestRecordCheckedRefusesWhenFull: an event the buffer cannot take is
+// refused (ErrTrailFull) and counted (OnRefuse), never silently dropped;
+// events that fit are written.
+func TestRecordCheckedRefusesWhenFull(t *testing.T) {
+	dsn := pgtest.Database(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := ducklake.Init(ctx, pgtest.Connect(t, dsn), ducklake.InitOptions{DataPath: "s3://lake/data/"}); err != nil {
+		t.Fatal(err)
+	}
+	s := store.New(pgtest.Pool(t, dsn), "")
+	var refused atomic.Int64
+	// A buffer of 4 and a writer that drains only at Close or when half
+	// the buffer waits: fill it faster than it drains.
+	w := s.NewTrailWriter(store.TrailOptions{Buffer: 4, FlushInterval: time.Hour, OnRefuse: func(n int) { refused.Add(int64(n)) }})
+	accepted, full := 0, 0
+	for range 1000 {
+		ev := governance.Event{Source: governance.SourceCatalog, Action: "LoadTable", Principal: "eve", Status: 200, Coalesce: true}
+		switch err := w.RecordChecked(ctx, &ev); {
+		case err == nil:
+			accepted++
+		case errors.Is(err, store.ErrTrailFull):
+			full++
+		default:
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	if full == 0 || refused.Load() != int64(full) {
+		t.Errorf("%d refused, OnRefuse counted %d; want some refused, all counted", full, refused.Load())
+	}
+	recs, _, err := s.Audit(ctx, store.Query{Principal: "eve"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, r := range recs {
+		total += r.Count
+	}
+	if total != accepted {
+		t.Errorf("%d events on the trail, %d accepted", total, accepted)
 	}
 }

@@ -202,8 +202,10 @@ type TrailWriter struct {
 	s   *Store
 	opt TrailOptions
 	ch  chan *queued
-	// kick wakes the writer when a full batch waits in ch.
-	kick chan struct{}
+	// kick wakes the writer when a full batch (kickAt events; half the
+	// buffer when that is smaller) waits in ch.
+	kick   chan struct{}
+	kickAt int
 	// free holds the queued events the writer is done with, for Record to
 	// fill again: in the steady state queueing an event allocates nothing.
 	free chan *queued
@@ -237,6 +239,7 @@ func (s *Store) NewTrailWriter(opt TrailOptions) *TrailWriter {
 	}
 	w := &TrailWriter{s: s, opt: opt, ch: make(chan *queued, opt.Buffer), kick: make(chan struct{}, 1), free: make(chan *queued, opt.Buffer),
 		done: make(chan struct{}), sync: make(chan *syncReq, opt.Batch)}
+	w.kickAt = max(1, min(opt.Batch, opt.Buffer/2))
 	w.wg.Add(2)
 	go w.run()
 	go w.syncLoop()
@@ -350,7 +353,7 @@ func (w *TrailWriter) enqueue(ev *governance.Event) bool {
 	c.at = time.Now()
 	select {
 	case w.ch <- c:
-		if len(w.ch) >= w.opt.Batch {
+		if len(w.ch) >= w.kickAt {
 			// A batch is waiting: wake the writer (it otherwise wakes on
 			// its ticker, not for every event).
 			select {
