@@ -35,9 +35,6 @@ func NewCatalog(schema, dataPath string) *Catalog {
 // t qualifies a catalog table name.
 func (c *Catalog) t(name string) string { return c.schema + "." + name }
 
-// DataPath is the data path relative schema paths resolve against.
-func (c *Catalog) DataPath() string { return c.dataPath }
-
 // Object is a kind of catalog object.
 type Object uint8
 
