@@ -15,6 +15,13 @@
 // Visibility follows the specification: a row with begin_snapshot <= N and
 // (end_snapshot IS NULL OR end_snapshot > N) exists at snapshot N.
 //
+// [Writer] commits one change as one DuckLake snapshot, the snapshot
+// transaction protocol in one place; [Catalog] holds the statements of
+// those changes and of the reads they build on — create, drop and rename
+// schemas, views and tables, namespace properties, view metadata — so the
+// catalog's transports hold no SQL. They fail with [ErrNotFound],
+// [*ExistsError] or [*NotEmptyError] for callers to branch on.
+//
 // The server never runs DuckDB; everything here is plain SQL on the
 // ducklake_* tables as described in the DuckLake specification.
 package ducklake

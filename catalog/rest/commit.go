@@ -110,11 +110,12 @@ func (s *Server) checkTables(ctx context.Context, changes []tableChange) (int64,
 		return 0, fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // read only
-	var head int64
-	if err := tx.QueryRow(ctx, `SELECT max(snapshot_id) FROM `+s.t("ducklake_snapshot")).Scan(&head); err != nil {
-		return 0, fmt.Errorf("read the current snapshot: %w", err)
-	}
 	reader := ducklake.NewReader(tx, strings.Trim(s.schema, `"`))
+	cur, err := reader.CurrentSnapshot(ctx)
+	if err != nil {
+		return 0, err
+	}
+	head := cur.ID
 	for _, c := range changes {
 		target, err := s.commitTarget(ctx, tx, reader, head, c)
 		if err != nil {
@@ -138,7 +139,7 @@ func (s *Server) commitTarget(ctx context.Context, tx pgx.Tx, reader *ducklake.R
 		return commit.Target{}, noSuchTable(c.ns, c.name)
 	}
 	target := commit.Target{Name: c.name, Manifests: c.manifests,
-		Namespace: commit.Namespace{ID: sc.ID, Name: c.ns, Path: s.resolve(s.dataPath, sc.Path, sc.PathRelative)}}
+		Namespace: commit.Namespace{ID: sc.ID, Name: c.ns, Path: sc.Path}}
 	t, err := reader.TableByName(ctx, head, c.ns, c.name)
 	if errors.Is(err, ducklake.ErrNotFound) {
 		return target, nil

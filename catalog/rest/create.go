@@ -45,7 +45,7 @@ func (s *Server) createTable(r *request) error {
 		}
 		snap := &commit.Snapshot{ID: next, Head: cur.ID, SchemaVersion: cur.SchemaVersion,
 			NextCatalogID: cur.NextCatalogID, NextFileID: cur.NextFileID}
-		ns := commit.Namespace{ID: sc.ID, Name: r.ns, Path: s.resolve(s.dataPath, sc.Path, sc.PathRelative)}
+		ns := commit.Namespace{ID: sc.ID, Name: r.ns, Path: sc.Path}
 		if _, err := s.commits.CreateTable(ctx, tx, snap, ns, &req); err != nil {
 			return change{}, commitError(err)
 		}

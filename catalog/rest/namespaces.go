@@ -2,14 +2,16 @@ package rest
 
 import (
 	"context"
-	"fmt"
-	"github.com/duckicelake/duckicelake/governance"
+	"errors"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/valyala/fasthttp"
+
+	"github.com/duckicelake/duckicelake/catalog/ducklake"
+	"github.com/duckicelake/duckicelake/governance"
 )
 
 // propLocation is the namespace property that reports (and, at creation,
@@ -37,42 +39,13 @@ type updatePropertiesBody struct {
 	Missing []string `json:"missing"`
 }
 
-// schemaAt is a schema visible at a snapshot.
-type schemaAt struct {
-	ID   int64
-	Name string
-	Path string // resolved against the data path
-}
+// schemaAt is a schema: its id, name and resolved path (ducklake.Schema).
+type schemaAt = ducklake.Schema
 
 // schemas lists the schemas visible at snap, by name; with name set, only
 // that one.
 func (s *Server) schemas(ctx context.Context, snap int64, name string) ([]schemaAt, error) {
-	q := `SELECT schema_id, schema_name, coalesce(path, ''), coalesce(path_is_relative, true) FROM ` + s.t("ducklake_schema") + `
-		WHERE begin_snapshot <= $1 AND (end_snapshot IS NULL OR end_snapshot > $1)`
-	args := []any{snap}
-	if name != "" {
-		q += ` AND schema_name = $2`
-		args = append(args, name)
-	}
-	rows, err := s.db.Query(ctx, q+` ORDER BY schema_name`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("read schemas: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (schemaAt, error) {
-		var sc schemaAt
-		var path string
-		var rel bool
-		err := row.Scan(&sc.ID, &sc.Name, &path, &rel)
-		sc.Path = path
-		if rel {
-			sc.Path = s.dataPath + path
-		}
-		return sc, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read schemas: %w", err)
-	}
-	return out, nil
+	return s.cat.SchemasAt(ctx, s.db, snap, name)
 }
 
 // schemaNow is the current snapshot and the namespace name as of it
@@ -170,14 +143,9 @@ func (s *Server) loadNamespace(r *request) error {
 }
 
 func (s *Server) namespaceProperties(ctx context.Context, sc schemaAt) (map[string]string, error) {
-	rows, err := s.db.Query(ctx, `SELECT key, value FROM `+s.t(namespacePropertyTable)+` WHERE schema_id = $1`, sc.ID)
+	props, err := s.cat.SchemaProperties(ctx, s.db, sc.ID)
 	if err != nil {
-		return nil, fmt.Errorf("read namespace properties: %w", err)
-	}
-	props := map[string]string{}
-	var k, v string
-	if _, err := pgx.ForEachRow(rows, []any{&k, &v}, func() error { props[k] = v; return nil }); err != nil {
-		return nil, fmt.Errorf("read namespace properties: %w", err)
+		return nil, err
 	}
 	props[propLocation] = sc.Path
 	return props, nil
@@ -242,31 +210,18 @@ func (s *Server) createNamespace(r *request) error {
 		}
 		path, relative = strings.TrimRight(loc, "/")+"/", false
 	}
+	stored := make(map[string]string, len(req.Properties))
+	for k, v := range req.Properties {
+		if k != propLocation {
+			stored[k] = v
+		}
+	}
 	_, err := s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
-		if _, exists, err := s.lookupSchema(ctx, tx, name); err != nil {
-			return change{}, err
-		} else if exists {
+		ed, err := s.cat.CreateSchema(ctx, tx, cur, next, ducklake.NewSchema{Name: name, Path: path, PathIsRelative: relative, Properties: stored})
+		if ee := (*ducklake.ExistsError)(nil); errors.As(err, &ee) {
 			return change{}, errorf(fasthttp.StatusConflict, TypeAlreadyExists, "Namespace already exists: %s", name)
 		}
-		id := cur.NextCatalogID
-		if _, err := tx.Exec(ctx, `INSERT INTO `+s.t("ducklake_schema")+` (schema_id, schema_uuid, begin_snapshot, end_snapshot, schema_name, path, path_is_relative)
-			VALUES ($1, gen_random_uuid(), $2, NULL, $3, $4, $5)`, id, next, name, path, relative); err != nil {
-			return change{}, fmt.Errorf("insert schema %q: %w", name, err)
-		}
-		// A schema id that an earlier, failed catalog reused must not
-		// inherit properties.
-		if _, err := tx.Exec(ctx, `DELETE FROM `+s.t(namespacePropertyTable)+` WHERE schema_id = $1`, id); err != nil {
-			return change{}, fmt.Errorf("clear namespace properties: %w", err)
-		}
-		for k, v := range req.Properties {
-			if k == propLocation {
-				continue
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO `+s.t(namespacePropertyTable)+` (schema_id, key, value) VALUES ($1, $2, $3)`, id, k, v); err != nil {
-				return change{}, fmt.Errorf("insert namespace property: %w", err)
-			}
-		}
-		return change{Changes: "created_schema:" + quoteName(name), CatalogIDs: 1}, nil
+		return ed, err
 	})
 	if err != nil {
 		return err
@@ -291,34 +246,17 @@ func (s *Server) dropNamespace(r *request) error {
 	if r.ns == defaultSchema {
 		return badRequest("namespace %q is the DuckLake catalog's default schema and cannot be dropped", defaultSchema)
 	}
-	_, err := s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
-		sc, exists, err := s.lookupSchema(ctx, tx, r.ns)
-		if err != nil {
-			return change{}, err
-		}
-		if !exists {
+	_, err := s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, _ snapshotRow, next int64) (change, error) {
+		ed, err := s.cat.DropSchema(ctx, tx, next, r.ns)
+		var ne *ducklake.NotEmptyError
+		switch {
+		case errors.Is(err, ducklake.ErrNotFound):
 			return change{}, noSuchNamespace(r.ns)
-		}
-		var tables, views, macros int
-		if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM `+s.t("ducklake_table")+` WHERE schema_id = $1 AND end_snapshot IS NULL),
-			(SELECT count(*) FROM `+s.t("ducklake_view")+` WHERE schema_id = $1 AND end_snapshot IS NULL),
-			(SELECT count(*) FROM `+s.t("ducklake_macro")+` WHERE schema_id = $1 AND end_snapshot IS NULL)`, sc.ID).Scan(&tables, &views, &macros); err != nil {
-			return change{}, fmt.Errorf("count the tables of %q: %w", r.ns, err)
-		}
-		if tables+views+macros > 0 {
+		case errors.As(err, &ne):
 			return change{}, errorf(fasthttp.StatusConflict, TypeNamespaceNotEmpty,
-				"Namespace %s is not empty: %d tables, %d views, %d macros", r.ns, tables, views, macros)
+				"Namespace %s is not empty: %d tables, %d views, %d macros", r.ns, ne.Tables, ne.Views, ne.Macros)
 		}
-		if _, err := tx.Exec(ctx, `UPDATE `+s.t("ducklake_schema")+` SET end_snapshot = $1 WHERE schema_id = $2 AND end_snapshot IS NULL`, next, sc.ID); err != nil {
-			return change{}, fmt.Errorf("drop schema %q: %w", r.ns, err)
-		}
-		if _, err := tx.Exec(ctx, `UPDATE `+s.t("ducklake_tag")+` SET end_snapshot = $1 WHERE object_id = $2 AND end_snapshot IS NULL`, next, sc.ID); err != nil {
-			return change{}, fmt.Errorf("drop schema %q tags: %w", r.ns, err)
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM `+s.t(namespacePropertyTable)+` WHERE schema_id = $1`, sc.ID); err != nil {
-			return change{}, fmt.Errorf("drop namespace properties: %w", err)
-		}
-		return change{Changes: fmt.Sprintf("dropped_schema:%d", sc.ID)}, nil
+		return ed, err
 	})
 	if err != nil {
 		return err
@@ -346,50 +284,14 @@ func (s *Server) updateProperties(r *request) error {
 	if _, ok := req.Updates[propLocation]; ok || slices.Contains(req.Removals, propLocation) {
 		return unsupported("the %q property is the DuckLake schema's path and cannot change", propLocation)
 	}
-	tx, err := s.db.BeginTx(r.ctx, pgx.TxOptions{})
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
+	ch, err := s.cat.SetSchemaProperties(r.ctx, s.db, r.ns, req.Removals, req.Updates)
+	if errors.Is(err, ducklake.ErrNotFound) {
+		return noSuchNamespace(r.ns)
 	}
-	defer tx.Rollback(r.ctx) //nolint:errcheck // a no-op after Commit
-	sc, exists, err := s.lookupSchema(r.ctx, tx, r.ns)
 	if err != nil {
 		return err
 	}
-	if !exists {
-		return noSuchNamespace(r.ns)
-	}
-	// Lock the schema's row so a concurrent drop waits for us (or we see it
-	// gone).
-	if _, err := tx.Exec(r.ctx, `SELECT 1 FROM `+s.t("ducklake_schema")+` WHERE schema_id = $1 AND end_snapshot IS NULL FOR SHARE`, sc.ID); err != nil {
-		return fmt.Errorf("lock schema: %w", err)
-	}
-	out := updatePropertiesBody{Updated: []string{}, Removed: []string{}}
-	removals := slices.Clone(req.Removals)
-	slices.Sort(removals)
-	removals = slices.Compact(removals)
-	for _, k := range removals {
-		tag, err := tx.Exec(r.ctx, `DELETE FROM `+s.t(namespacePropertyTable)+` WHERE schema_id = $1 AND key = $2`, sc.ID, k)
-		if err != nil {
-			return fmt.Errorf("remove namespace property: %w", err)
-		}
-		if tag.RowsAffected() > 0 {
-			out.Removed = append(out.Removed, k)
-		} else {
-			out.Missing = append(out.Missing, k)
-		}
-	}
-	for k, v := range req.Updates {
-		if _, err := tx.Exec(r.ctx, `INSERT INTO `+s.t(namespacePropertyTable)+` (schema_id, key, value) VALUES ($1, $2, $3)
-			ON CONFLICT (schema_id, key) DO UPDATE SET value = excluded.value`, sc.ID, k, v); err != nil {
-			return fmt.Errorf("update namespace property: %w", err)
-		}
-		out.Updated = append(out.Updated, k)
-	}
-	slices.Sort(out.Updated)
-	if err := tx.Commit(r.ctx); err != nil {
-		return fmt.Errorf("commit namespace properties: %w", err)
-	}
-	return writeJSON(r.rc, out)
+	return writeJSON(r.rc, updatePropertiesBody{Updated: ch.Updated, Removed: ch.Removed, Missing: ch.Missing})
 }
 
 // checkProperties refuses property keys and values Postgres text cannot

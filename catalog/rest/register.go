@@ -180,32 +180,22 @@ func (s *Server) registerView(r *request) error {
 		}
 		// As for tables: a view's UUID is its identity, so one view's
 		// metadata file makes one live view.
-		var other string
-		err = tx.QueryRow(ctx, `SELECT sc.schema_name || '.' || v.view_name FROM `+s.t("ducklake_view")+` v
-			JOIN `+s.t("ducklake_schema")+` sc ON sc.schema_id = v.schema_id AND sc.end_snapshot IS NULL
-			WHERE v.view_uuid::text = $1 AND v.end_snapshot IS NULL LIMIT 1`, uuid).Scan(&other)
-		switch {
-		case err == nil:
+		switch other, found, err := s.cat.ViewByUUID(ctx, tx, uuid); {
+		case err != nil:
+			return change{}, err
+		case found:
 			return change{}, errorf(fasthttp.StatusConflict, TypeAlreadyExists,
 				"View already exists: the view of metadata file %s (UUID %s) is registered as %s", req.MetadataLocation, uuid, other)
-		case !errors.Is(err, pgx.ErrNoRows):
-			return change{}, fmt.Errorf("look up view UUID %s: %w", uuid, err)
 		}
-		id := cur.NextCatalogID
-		dialect, sql, aliases := duckLakeForm(md)
-		if _, err := tx.Exec(ctx, `INSERT INTO `+s.t("ducklake_view")+` (view_id, view_uuid, begin_snapshot, end_snapshot, schema_id, view_name, dialect, sql, column_aliases)
-			VALUES ($1, $2::uuid, $3, NULL, $4, $5, $6, $7, $8)`, id, uuid, next, sc.ID, req.Name, dialect, sql, aliases); err != nil {
-			return change{}, fmt.Errorf("insert view %q: %w", req.Name, err)
-		}
-		if err := s.setViewComment(ctx, tx, id, next, nil, md); err != nil {
-			return change{}, err
-		}
+		def := duckLakeDef(md)
 		// The file registered is the view's current metadata file; the
 		// next one the catalog writes continues its numbering.
-		if err := s.putViewMetadata(ctx, tx, id, loc, md, metadataFileNumber(loc), sql); err != nil {
+		side, err := viewSidecar(loc, md, metadataFileNumber(loc), def.SQL)
+		if err != nil {
 			return change{}, err
 		}
-		return change{Changes: "created_view:" + quoteName(r.ns) + "." + quoteName(req.Name), CatalogIDs: 1}, nil
+		_, ed, err := s.cat.CreateView(ctx, tx, cur, next, ducklake.NewView{Schema: sc, Name: req.Name, UUID: uuid, ViewDef: def, Metadata: side})
+		return ed, err
 	})
 	if err != nil {
 		return err

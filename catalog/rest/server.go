@@ -88,6 +88,7 @@ type Server struct {
 	db      DB
 	reader  *ducklake.Reader
 	writer  *ducklake.Writer
+	cat     *ducklake.Catalog // the catalog's statements (schemas, tables, views)
 	mat     Materializer
 	keyring *creds.Keyring
 	signer  *remoteSigner // nil: remote signing is not configured
@@ -195,6 +196,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		return nil, fmt.Errorf("rest: %w", err)
 	}
 	s.dataPath = md.DataPath
+	s.cat = ducklake.NewCatalog(cfg.Schema, md.DataPath)
 	// The sidecar tables this build needs (a catalog DuckDB created, or an
 	// older duckicelake initialised, lacks some).
 	if _, err := ducklake.Migrate(ctx, deps.DB, cfg.Schema); err != nil {
@@ -212,10 +214,6 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 	s.etagSeed = sha256.Sum256(append(append([]byte{}, s.configBody...), s.tableConfig...))
 	return s, nil
 }
-
-// namespacePropertyTable holds Iceberg namespace properties by DuckLake
-// schema id. DuckLake has no place for them.
-const namespacePropertyTable = "duckicelake_namespace_property"
 
 // t qualifies a catalog table name.
 func (s *Server) t(name string) string { return s.schema + "." + name }

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/valyala/fasthttp"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
@@ -30,14 +29,9 @@ type listTablesBody struct {
 
 // tableNames lists the tables of schema schemaID visible at snap.
 func (s *Server) tableNames(ctx context.Context, snap, schemaID int64) ([]string, error) {
-	rows, err := s.db.Query(ctx, `SELECT table_name FROM `+s.t("ducklake_table")+`
-		WHERE schema_id = $2 AND begin_snapshot <= $1 AND (end_snapshot IS NULL OR end_snapshot > $1)`, snap, schemaID)
+	names, err := s.cat.TableNames(ctx, s.db, snap, schemaID)
 	if err != nil {
-		return nil, fmt.Errorf("read tables: %w", err)
-	}
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("read tables: %w", err)
+		return nil, err
 	}
 	slices.Sort(names)
 	return names, nil

@@ -11,24 +11,19 @@ import (
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
 
+	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
-// liveTable is a table that exists now (end_snapshot IS NULL).
-type liveTable struct {
-	ID           int64
-	Path         string // as stored
-	PathRelative bool
-}
-
-func (s *Server) lookupTable(ctx context.Context, tx pgx.Tx, schemaID int64, name string) (t liveTable, found bool, err error) {
-	err = tx.QueryRow(ctx, `SELECT table_id, coalesce(path, ''), coalesce(path_is_relative, true) FROM `+s.t("ducklake_table")+`
-		WHERE schema_id = $1 AND table_name = $2 AND end_snapshot IS NULL`, schemaID, name).Scan(&t.ID, &t.Path, &t.PathRelative)
-	if errors.Is(err, pgx.ErrNoRows) {
+// lookupTable finds live table name of schema sc within tx; found is false
+// when it does not exist.
+func (s *Server) lookupTable(ctx context.Context, tx pgx.Tx, sc schemaAt, name string) (t ducklake.Table, found bool, err error) {
+	t, err = s.cat.LiveTable(ctx, tx, sc.ID, sc.Path, name)
+	switch {
+	case errors.Is(err, ducklake.ErrNotFound):
 		return t, false, nil
-	}
-	if err != nil {
-		return t, false, fmt.Errorf("look up table %q: %w", name, err)
+	case err != nil:
+		return t, false, err
 	}
 	return t, true, nil
 }
@@ -61,7 +56,7 @@ func (s *Server) dropTable(r *request) error {
 		if !exists {
 			return change{}, noSuchTable(r.ns, r.table)
 		}
-		t, exists, err := s.lookupTable(ctx, tx, sc.ID, r.table)
+		t, exists, err := s.lookupTable(ctx, tx, sc, r.table)
 		if err != nil {
 			return change{}, err
 		}
@@ -70,27 +65,18 @@ func (s *Server) dropTable(r *request) error {
 		}
 		droppedID = t.ID
 		if purge {
-			if target, err = s.purgeTarget(ctx, tx, sc, t); err != nil {
+			if target, err = s.purgeTarget(ctx, tx, t); err != nil {
 				return change{}, err
 			}
 		}
-		for _, u := range []struct{ table, idColumn string }{
-			{"ducklake_table", "table_id"},
-			{"ducklake_partition_info", "table_id"},
-			{"ducklake_column", "table_id"},
-			{"ducklake_column_tag", "table_id"},
-			{"ducklake_data_file", "table_id"},
-			{"ducklake_delete_file", "table_id"},
-			{"ducklake_tag", "object_id"},
-		} {
-			if _, err := tx.Exec(ctx, `UPDATE `+s.t(u.table)+` SET end_snapshot = $1 WHERE `+u.idColumn+` = $2 AND end_snapshot IS NULL`, next, t.ID); err != nil {
-				return change{}, fmt.Errorf("drop table %q: %s: %w", r.table, u.table, err)
-			}
+		ed, err := s.cat.DropTable(ctx, tx, next, t)
+		if err != nil {
+			return change{}, err
 		}
 		if err := s.commits.DropStatistics(ctx, tx, t.ID); err != nil {
 			return change{}, fmt.Errorf("drop table %q: %w", r.table, err)
 		}
-		return change{Changes: fmt.Sprintf("dropped_table:%d", t.ID)}, nil
+		return ed, nil
 	})
 	if err != nil {
 		return err
@@ -128,11 +114,11 @@ func (s *Server) dropTable(r *request) error {
 // that directory touches no other live table: none has a location that
 // overlaps it, and none has one that cannot be compared with it (a path
 // objstore.Parse refuses, "x/../t/", could name these very files).
-func (s *Server) purgeTarget(ctx context.Context, tx pgx.Tx, sc liveSchema, t liveTable) (objstore.Location, error) {
-	if !t.PathRelative || t.Path == "" || !strings.HasSuffix(t.Path, "/") {
-		return objstore.Location{}, unsupported("purgeRequested: the table's path %q is not a directory of its own; drop without purge", t.Path)
+func (s *Server) purgeTarget(ctx context.Context, tx pgx.Tx, t ducklake.Table) (objstore.Location, error) {
+	if !t.PathIsRelative || t.RawPath == "" || !strings.HasSuffix(t.RawPath, "/") {
+		return objstore.Location{}, unsupported("purgeRequested: the table's path %q is not a directory of its own; drop without purge", t.RawPath)
 	}
-	path := s.resolve(s.resolve(s.dataPath, sc.Path, sc.PathRelative), t.Path, true)
+	path := t.Path
 	dir, err := objstore.ParseDir(path)
 	switch {
 	case err != nil:
@@ -140,30 +126,19 @@ func (s *Server) purgeTarget(ctx context.Context, tx pgx.Tx, sc liveSchema, t li
 	case dir.Scheme() != objstore.SchemeS3 || dir.Key() == "":
 		return objstore.Location{}, unsupported("purgeRequested: the table's files are not under an s3:// prefix (%s); drop without purge", path)
 	}
-	rows, err := tx.Query(ctx, `SELECT t.table_name, s.schema_name, coalesce(t.path, ''), coalesce(t.path_is_relative, true),
-			coalesce(s.path, ''), coalesce(s.path_is_relative, true)
-		FROM `+s.t("ducklake_table")+` t JOIN `+s.t("ducklake_schema")+` s USING (schema_id)
-		WHERE t.end_snapshot IS NULL AND s.end_snapshot IS NULL AND t.table_id <> $1`, t.ID)
+	others, err := s.cat.LiveTablePaths(ctx, tx, t.ID)
 	if err != nil {
-		return objstore.Location{}, fmt.Errorf("read table paths: %w", err)
+		return objstore.Location{}, err
 	}
-	var (
-		name, schema, tpath, spath string
-		trel, srel                 bool
-	)
 	var clash, unknown string
-	_, err = pgx.ForEachRow(rows, []any{&name, &schema, &tpath, &trel, &spath, &srel}, func() error {
-		other, err := objstore.ParseDir(s.resolve(s.resolve(s.dataPath, spath, srel), tpath, trel))
+	for _, o := range others {
+		other, err := objstore.ParseDir(o.Path)
 		switch {
 		case err != nil && unknown == "":
-			unknown = schema + "." + name
+			unknown = o.Schema + "." + o.Name
 		case err == nil && clash == "" && objstore.Overlaps(other, dir):
-			clash = schema + "." + name
+			clash = o.Schema + "." + o.Name
 		}
-		return nil
-	})
-	if err != nil {
-		return objstore.Location{}, fmt.Errorf("read table paths: %w", err)
 	}
 	switch {
 	case clash != "":
@@ -262,7 +237,7 @@ func (s *Server) renameTable(r *request) error {
 		if !exists {
 			return change{}, noSuchTable(srcNS, src)
 		}
-		t, exists, err := s.lookupTable(ctx, tx, sc.ID, src)
+		t, exists, err := s.lookupTable(ctx, tx, sc, src)
 		if err != nil {
 			return change{}, err
 		}
@@ -281,19 +256,7 @@ func (s *Server) renameTable(r *request) error {
 		if err := s.renameClash(ctx, tx, sc.ID, srcNS+"."+src, dstNS, dst); err != nil {
 			return change{}, err
 		}
-		if _, err := tx.Exec(ctx, `UPDATE `+s.t("ducklake_table")+` SET end_snapshot = $1 WHERE table_id = $2 AND end_snapshot IS NULL`, next, t.ID); err != nil {
-			return change{}, fmt.Errorf("rename table: end %q: %w", src, err)
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO `+s.t("ducklake_table")+` (table_id, table_uuid, begin_snapshot, end_snapshot, schema_id, table_name, path, path_is_relative)
-			SELECT table_id, table_uuid, $1, NULL, schema_id, $3, path, path_is_relative FROM `+s.t("ducklake_table")+`
-			WHERE table_id = $2 AND end_snapshot = $1`, next, t.ID, dst); err != nil {
-			return change{}, fmt.Errorf("rename table: insert %q: %w", dst, err)
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO `+s.t("ducklake_schema_versions")+` (begin_snapshot, schema_version, table_id) VALUES ($1, $2, $3)`,
-			next, cur.SchemaVersion+1, t.ID); err != nil {
-			return change{}, fmt.Errorf("rename table: schema version: %w", err)
-		}
-		return change{Changes: "created_table:" + quoteName(dstNS) + "." + quoteName(dst)}, nil
+		return s.cat.RenameTable(ctx, tx, cur, next, srcNS, t, dst)
 	})
 	if err != nil {
 		return err

@@ -74,20 +74,15 @@ func (s *Server) checkViewReads(r *request, action governance.Action, name strin
 // namespaceNames are the catalog's live namespaces, by lower-case name
 // (engines fold unquoted names).
 func (s *Server) namespaceNames(ctx context.Context) (map[string]string, error) {
-	rows, err := s.db.Query(ctx, `SELECT schema_name FROM `+s.t("ducklake_schema")+` WHERE end_snapshot IS NULL`)
+	names, err := s.cat.LiveSchemaNames(ctx, s.db)
 	if err != nil {
-		return nil, fmt.Errorf("list namespaces: %w", err)
+		return nil, err
 	}
-	defer rows.Close()
-	out := map[string]string{}
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			return nil, err
-		}
+	out := make(map[string]string, len(names))
+	for _, n := range names {
 		out[strings.ToLower(n)] = n
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // sqlNamespaces are the names a view's SQL may use as namespaces: the

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/valyala/fasthttp"
@@ -27,7 +26,7 @@ import (
 // first — with that representation's dialect, and the schema's field names
 // as column aliases. Everything else Iceberg keeps of a view (versions,
 // schemas, other dialects, properties, location) lives in the sidecar
-// viewMetadataTable, keyed by view id and written in the same transaction.
+// ducklake sidecar (duckicelake_view_metadata), keyed by view id and written in the same transaction.
 //
 // A view DuckDB made has no sidecar row; it is served as a one-version view
 // of its SQL, dialect as DuckLake records it ("duckdb"), with DuckDB's
@@ -42,38 +41,22 @@ import (
 // TypeNoSuchView is the ErrorModel type of a view that does not exist.
 const TypeNoSuchView = "NoSuchViewException"
 
-// viewMetadataTable holds the Iceberg metadata of views made or changed over
-// REST, by DuckLake view id.
-const viewMetadataTable = "duckicelake_view_metadata"
-
 func noSuchView(ns, name string) *Error {
 	return errorf(fasthttp.StatusNotFound, TypeNoSuchView, "View does not exist: %s.%s", ns, name)
 }
 
 // objectKind is what a name in a namespace is: a table or a view.
-type objectKind uint8
+type objectKind = ducklake.Object
 
 const (
-	kindTable objectKind = iota + 1
-	kindView
+	kindTable = ducklake.ObjectTable
+	kindView  = ducklake.ObjectView
 )
 
 // nameKind says whether schemaID has a live table or view called name (0:
 // neither).
 func (s *Server) nameKind(ctx context.Context, q ducklake.Querier, schemaID int64, name string) (objectKind, error) {
-	var table, view bool
-	err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+s.t("ducklake_table")+` WHERE schema_id = $1 AND table_name = $2 AND end_snapshot IS NULL),
-		EXISTS (SELECT 1 FROM `+s.t("ducklake_view")+` WHERE schema_id = $1 AND view_name = $2 AND end_snapshot IS NULL)`,
-		schemaID, name).Scan(&table, &view)
-	switch {
-	case err != nil:
-		return 0, fmt.Errorf("look up %q: %w", name, err)
-	case table:
-		return kindTable, nil
-	case view:
-		return kindView, nil
-	}
-	return 0, nil
+	return s.cat.NameKind(ctx, q, schemaID, name)
 }
 
 // nameClash answers 409 AlreadyExists when creating a table or view (kind)
@@ -115,75 +98,29 @@ func (s *Server) renameClash(ctx context.Context, q ducklake.Querier, toSchemaID
 
 // liveView is a view that exists now, with its sidecar row if it has one.
 type liveView struct {
-	ID       int64
-	UUID     string
-	SchemaID int64
-	Dialect  string
-	SQL      string
-	Aliases  string
-	Location string    // where a view without metadata is said to live
-	NSPath   string    // its namespace's location, ending in "/"
-	Created  time.Time // when the view id first appeared
-	Comment  *string   // the live "comment" tag
-	Metadata []byte    // sidecar; nil without a row
-	MetaLoc  string    // sidecar metadata location
-	Files    int       // sidecar metadata files written
-	MetaSQL  string    // sidecar ducklake_sql
-	hasMeta  bool
+	ducklake.View
+	Location string // where a view without metadata is said to live
 }
 
 // lookupView finds live view ns.name; found is false when it (or its
 // namespace) does not exist.
 func (s *Server) lookupView(ctx context.Context, q ducklake.Querier, ns, name string) (v liveView, found bool, err error) {
-	var (
-		created *time.Time
-		spath   string
-		srel    bool
-		meta    *string
-		metaLoc *string
-		files   *int32
-		metaSQL *string
-		dialect *string
-		sql     *string
-		aliases *string
-	)
-	err = q.QueryRow(ctx, `SELECT v.view_id, coalesce(v.view_uuid::text, ''), v.schema_id, v.dialect, v.sql, v.column_aliases,
-			coalesce(sc.path, ''), coalesce(sc.path_is_relative, true),
-			(SELECT sn.snapshot_time FROM `+s.t("ducklake_snapshot")+` sn
-				WHERE sn.snapshot_id = (SELECT min(o.begin_snapshot) FROM `+s.t("ducklake_view")+` o WHERE o.view_id = v.view_id)),
-			(SELECT tg.value FROM `+s.t("ducklake_tag")+` tg
-				WHERE tg.object_id = v.view_id AND tg.key = 'comment' AND tg.end_snapshot IS NULL ORDER BY tg.begin_snapshot DESC LIMIT 1),
-			m.metadata, m.metadata_location, m.files, m.ducklake_sql
-		FROM `+s.t("ducklake_view")+` v
-		JOIN `+s.t("ducklake_schema")+` sc ON sc.schema_id = v.schema_id AND sc.end_snapshot IS NULL
-		LEFT JOIN `+s.t(viewMetadataTable)+` m ON m.view_id = v.view_id
-		WHERE sc.schema_name = $1 AND v.view_name = $2 AND v.end_snapshot IS NULL`, ns, name).Scan(
-		&v.ID, &v.UUID, &v.SchemaID, &dialect, &sql, &aliases, &spath, &srel, &created, &v.Comment, &meta, &metaLoc, &files, &metaSQL)
-	if errors.Is(err, pgx.ErrNoRows) {
+	dv, err := s.cat.LiveView(ctx, q, ns, name)
+	switch {
+	case errors.Is(err, ducklake.ErrNotFound):
 		return v, false, nil
+	case err != nil:
+		return v, false, err
 	}
-	if err != nil {
-		return v, false, fmt.Errorf("look up view %s.%s: %w", ns, name, err)
-	}
-	v.Dialect, v.SQL, v.Aliases = deref(dialect), deref(sql), deref(aliases)
-	v.NSPath = s.resolve(s.dataPath, spath, srel)
-	v.Location = s.resolve(v.NSPath, name, true)
-	if created != nil {
-		v.Created = *created
-	}
-	if meta != nil {
-		v.hasMeta = true
-		v.Metadata = []byte(*meta)
-		v.MetaLoc, v.Files, v.MetaSQL = deref(metaLoc), int(*files), deref(metaSQL)
-	}
-	return v, true, nil
+	return liveView{View: dv, Location: s.resolve(dv.SchemaPath, name, true)}, true, nil
 }
 
-func deref(p *string) string {
-	if p == nil {
-		return ""
+// files is how many metadata files the view's sidecar says were written.
+func (v *liveView) files() int {
+	if v.Metadata == nil {
+		return 0
 	}
-	return *p
+	return v.Metadata.Files
 }
 
 // duckLakeCatalogRef is how DuckDB writes a reference to the DuckLake
@@ -194,10 +131,11 @@ const duckLakeCatalogRef = "{DUCKLAKE_CATALOG}."
 // sidecar's, or one made from the ducklake_view row.
 func (v *liveView) metadata(ns string) (*views.Metadata, string, error) {
 	var md *views.Metadata
-	loc := v.MetaLoc
-	if v.hasMeta && v.MetaSQL == v.SQL {
+	var loc string
+	if v.Metadata != nil && v.Metadata.SQL == v.SQL {
 		var err error
-		if md, err = views.Parse(v.Metadata); err != nil {
+		loc = v.Metadata.Location
+		if md, err = views.Parse(v.Metadata.Document); err != nil {
 			return nil, "", fmt.Errorf("view %d: sidecar metadata: %w", v.ID, err)
 		}
 	} else {
@@ -269,6 +207,33 @@ func duckLakeForm(md *views.Metadata) (dialect, sql, aliases string) {
 	return r.Dialect, r.SQL, aliases
 }
 
+// duckLakeDef is the ducklake_view row and comment tag of metadata md
+// (duckLakeForm, and its comment property).
+func duckLakeDef(md *views.Metadata) ducklake.ViewDef {
+	var d ducklake.ViewDef
+	d.Dialect, d.SQL, d.Aliases = duckLakeForm(md)
+	d.Comment = viewComment(md)
+	return d
+}
+
+// viewComment is md's comment property; nil without one.
+func viewComment(md *views.Metadata) *string {
+	if c, ok := md.Properties[views.PropComment]; ok {
+		return &c
+	}
+	return nil
+}
+
+// viewSidecar is the sidecar row of metadata md, its files-th file at loc,
+// written for the ducklake_view SQL sql.
+func viewSidecar(loc string, md *views.Metadata, files int, sql string) (ducklake.ViewMetadata, error) {
+	doc, err := json.Marshal(md)
+	if err != nil {
+		return ducklake.ViewMetadata{}, fmt.Errorf("encode view metadata: %w", err)
+	}
+	return ducklake.ViewMetadata{Location: loc, Document: doc, Files: files, SQL: sql}, nil
+}
+
 // newUUID returns a random (version 4) UUID.
 func newUUID() string {
 	var b [16]byte
@@ -313,23 +278,12 @@ func viewBadRequest(err error) error {
 }
 
 func (s *Server) listViews(r *request) error {
-	var exists bool
-	if err := s.db.QueryRow(r.ctx, `SELECT EXISTS (SELECT 1 FROM `+s.t("ducklake_schema")+` WHERE schema_name = $1 AND end_snapshot IS NULL)`,
-		r.ns).Scan(&exists); err != nil {
-		return fmt.Errorf("look up schema %q: %w", r.ns, err)
-	}
-	if !exists {
+	names, err := s.cat.ViewNames(r.ctx, s.db, r.ns)
+	if errors.Is(err, ducklake.ErrNotFound) {
 		return noSuchNamespace(r.ns)
 	}
-	rows, err := s.db.Query(r.ctx, `SELECT v.view_name FROM `+s.t("ducklake_view")+` v
-		JOIN `+s.t("ducklake_schema")+` sc ON sc.schema_id = v.schema_id AND sc.end_snapshot IS NULL
-		WHERE sc.schema_name = $1 AND v.end_snapshot IS NULL`, r.ns)
 	if err != nil {
-		return fmt.Errorf("read views: %w", err)
-	}
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return fmt.Errorf("read views: %w", err)
+		return err
 	}
 	slices.Sort(names)
 	page, next, err := paginate(names, r.rc.QueryArgs())
@@ -417,73 +371,34 @@ func (s *Server) createView(r *request) error {
 		if err := s.nameClash(ctx, tx, sc.ID, r.ns, req.Name, kindView); err != nil {
 			return change{}, err
 		}
-		nsPath := s.resolve(s.dataPath, sc.Path, sc.PathRelative)
 		location := req.Location
 		if location == "" {
-			location = s.resolve(nsPath, req.Name, true)
+			location = s.resolve(sc.Path, req.Name, true)
 		}
-		id, uuid := cur.NextCatalogID, newUUID()
+		uuid := newUUID()
 		if md, err = views.New(views.Create{UUID: uuid, Location: location, Properties: req.Properties,
 			Schema: *req.Schema, Version: *req.ViewVersion}, s.now()); err != nil {
 			return change{}, viewBadRequest(err)
 		}
-		dialect, sql, aliases := duckLakeForm(md)
-		if _, err := tx.Exec(ctx, `INSERT INTO `+s.t("ducklake_view")+` (view_id, view_uuid, begin_snapshot, end_snapshot, schema_id, view_name, dialect, sql, column_aliases)
-			VALUES ($1, $2::uuid, $3, NULL, $4, $5, $6, $7, $8)`, id, uuid, next, sc.ID, req.Name, dialect, sql, aliases); err != nil {
-			return change{}, fmt.Errorf("insert view %q: %w", req.Name, err)
-		}
-		if err := s.setViewComment(ctx, tx, id, next, nil, md); err != nil {
-			return change{}, err
-		}
+		def := duckLakeDef(md)
 		loc = metadataLocation(md, 1, fileID)
-		if err := s.putViewMetadata(ctx, tx, id, loc, md, 1, sql); err != nil {
+		side, err := viewSidecar(loc, md, 1, def.SQL)
+		if err != nil {
 			return change{}, err
 		}
-		if err := s.writeViewFile(ctx, nsPath, loc, md); err != nil {
+		_, ed, err := s.cat.CreateView(ctx, tx, cur, next, ducklake.NewView{Schema: sc, Name: req.Name, UUID: uuid, ViewDef: def, Metadata: side})
+		if err != nil {
 			return change{}, err
 		}
-		return change{Changes: "created_view:" + quoteName(r.ns) + "." + quoteName(req.Name), CatalogIDs: 1}, nil
+		if err := s.writeViewFile(ctx, sc.Path, loc, md); err != nil {
+			return change{}, err
+		}
+		return ed, nil
 	})
 	if err != nil {
 		return err
 	}
 	return writeView(r, loc, md)
-}
-
-// setViewComment makes the view's "comment" tag say what md's comment
-// property says (old is the live tag).
-func (s *Server) setViewComment(ctx context.Context, tx pgx.Tx, viewID, next int64, old *string, md *views.Metadata) error {
-	c, ok := md.Properties[views.PropComment]
-	if old == nil && !ok || old != nil && ok && *old == c {
-		return nil
-	}
-	if old != nil {
-		if _, err := tx.Exec(ctx, `UPDATE `+s.t("ducklake_tag")+` SET end_snapshot = $1 WHERE object_id = $2 AND key = 'comment' AND end_snapshot IS NULL`,
-			next, viewID); err != nil {
-			return fmt.Errorf("end view comment: %w", err)
-		}
-	}
-	if ok {
-		if _, err := tx.Exec(ctx, `INSERT INTO `+s.t("ducklake_tag")+` (object_id, begin_snapshot, end_snapshot, key, value) VALUES ($1, $2, NULL, 'comment', $3)`,
-			viewID, next, c); err != nil {
-			return fmt.Errorf("insert view comment: %w", err)
-		}
-	}
-	return nil
-}
-
-func (s *Server) putViewMetadata(ctx context.Context, tx pgx.Tx, viewID int64, loc string, md *views.Metadata, files int, sql string) error {
-	doc, err := json.Marshal(md)
-	if err != nil {
-		return fmt.Errorf("encode view metadata: %w", err)
-	}
-	if _, err := tx.Exec(ctx, `INSERT INTO `+s.t(viewMetadataTable)+` (view_id, metadata_location, metadata, files, ducklake_sql)
-		VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (view_id) DO UPDATE SET metadata_location = excluded.metadata_location, metadata = excluded.metadata,
-			files = excluded.files, ducklake_sql = excluded.ducklake_sql`, viewID, loc, string(doc), files, sql); err != nil {
-		return fmt.Errorf("write view metadata: %w", err)
-	}
-	return nil
 }
 
 // writeViewFile writes metadata md to its file at loc, as an Iceberg
@@ -596,31 +511,25 @@ func (s *Server) replaceView(r *request, name string) error {
 		}
 		// The row changes only with the current version: a view DuckDB
 		// made keeps its SQL as DuckDB wrote it through property changes.
-		dialect, sql, aliases := v.Dialect, v.SQL, v.Aliases
+		def := v.ViewDef
 		if md.CurrentVersionID != base.CurrentVersionID {
-			dialect, sql, aliases = duckLakeForm(md)
+			def = duckLakeDef(md)
 		}
-		if dialect != v.Dialect || sql != v.SQL || aliases != v.Aliases {
-			if _, err := tx.Exec(ctx, `UPDATE `+s.t("ducklake_view")+` SET end_snapshot = $1 WHERE view_id = $2 AND end_snapshot IS NULL`, next, v.ID); err != nil {
-				return change{}, fmt.Errorf("replace view %q: end: %w", name, err)
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO `+s.t("ducklake_view")+` (view_id, view_uuid, begin_snapshot, end_snapshot, schema_id, view_name, dialect, sql, column_aliases)
-				VALUES ($1, $2::uuid, $3, NULL, $4, $5, $6, $7, $8)`, v.ID, v.UUID, next, v.SchemaID, name, dialect, sql, aliases); err != nil {
-				return change{}, fmt.Errorf("replace view %q: insert: %w", name, err)
-			}
-		}
-		if err := s.setViewComment(ctx, tx, v.ID, next, v.Comment, md); err != nil {
-			return change{}, err
-		}
-		files := v.Files + 1
+		def.Comment = viewComment(md)
+		files := v.files() + 1
 		loc = metadataLocation(md, files, fileID)
-		if err := s.putViewMetadata(ctx, tx, v.ID, loc, md, files, sql); err != nil {
+		side, err := viewSidecar(loc, md, files, def.SQL)
+		if err != nil {
 			return change{}, err
 		}
-		if err := s.writeViewFile(ctx, v.NSPath, loc, md); err != nil {
+		ed, err := s.cat.ReplaceView(ctx, tx, next, v.View, name, def, side)
+		if err != nil {
 			return change{}, err
 		}
-		return change{Changes: fmt.Sprintf("altered_view:%d", v.ID)}, nil
+		if err := s.writeViewFile(ctx, v.SchemaPath, loc, md); err != nil {
+			return change{}, err
+		}
+		return ed, nil
 	})
 	if err != nil {
 		return err
@@ -639,18 +548,7 @@ func (s *Server) dropView(r *request, name string) error {
 		if !found {
 			return change{}, noSuchView(r.ns, name)
 		}
-		for _, u := range []struct{ table, idColumn string }{
-			{"ducklake_view", "view_id"},
-			{"ducklake_tag", "object_id"},
-		} {
-			if _, err := tx.Exec(ctx, `UPDATE `+s.t(u.table)+` SET end_snapshot = $1 WHERE `+u.idColumn+` = $2 AND end_snapshot IS NULL`, next, v.ID); err != nil {
-				return change{}, fmt.Errorf("drop view %q: %s: %w", name, u.table, err)
-			}
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM `+s.t(viewMetadataTable)+` WHERE view_id = $1`, v.ID); err != nil {
-			return change{}, fmt.Errorf("drop view %q: metadata: %w", name, err)
-		}
-		return change{Changes: fmt.Sprintf("dropped_view:%d", v.ID)}, nil
+		return s.cat.DropView(ctx, tx, next, v.View, name)
 	})
 	if err != nil {
 		return err
@@ -687,15 +585,7 @@ func (s *Server) renameView(r *request) error {
 		if err := s.renameClash(ctx, tx, dsc.ID, srcNS+"."+src, dstNS, dst); err != nil {
 			return change{}, err
 		}
-		if _, err := tx.Exec(ctx, `UPDATE `+s.t("ducklake_view")+` SET end_snapshot = $1 WHERE view_id = $2 AND end_snapshot IS NULL`, next, v.ID); err != nil {
-			return change{}, fmt.Errorf("rename view: end %q: %w", src, err)
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO `+s.t("ducklake_view")+` (view_id, view_uuid, begin_snapshot, end_snapshot, schema_id, view_name, dialect, sql, column_aliases)
-			SELECT view_id, view_uuid, $1, NULL, $3, $4, dialect, sql, column_aliases FROM `+s.t("ducklake_view")+`
-			WHERE view_id = $2 AND end_snapshot = $1`, next, v.ID, dsc.ID, dst); err != nil {
-			return change{}, fmt.Errorf("rename view: insert %q: %w", dst, err)
-		}
-		return change{Changes: "created_view:" + quoteName(dstNS) + "." + quoteName(dst)}, nil
+		return s.cat.RenameView(ctx, tx, next, v.View, src, dsc, dst)
 	})
 	if err != nil {
 		return err

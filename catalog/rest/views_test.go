@@ -11,6 +11,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/views"
 )
 
@@ -66,8 +67,9 @@ func TestMetadataLocation(t *testing.T) {
 // than the row now has is ignored; the comment tag is the comment property.
 func TestSynthesizedMetadata(t *testing.T) {
 	comment := "from DuckDB"
-	v := liveView{ID: 7, UUID: "6f1c1d4e-0000-4000-8000-000000000007", Dialect: "duckdb", SQL: "SELECT a FROM {DUCKLAKE_CATALOG}.s.t WHERE (a > 0)",
-		Location: "s3://lake/data/s/v", Created: time.UnixMilli(1_700_000_000_000), Comment: &comment}
+	v := liveView{View: ducklake.View{ID: 7, UUID: "6f1c1d4e-0000-4000-8000-000000000007",
+		ViewDef: ducklake.ViewDef{Dialect: "duckdb", SQL: "SELECT a FROM {DUCKLAKE_CATALOG}.s.t WHERE (a > 0)", Comment: &comment},
+		Created: time.UnixMilli(1_700_000_000_000)}, Location: "s3://lake/data/s/v"}
 	md, loc, err := v.metadata("s")
 	if err != nil {
 		t.Fatal(err)
@@ -91,19 +93,20 @@ func TestSynthesizedMetadata(t *testing.T) {
 	stored := testView(t, map[string]string{"comment": "stale", "k": "v"}, `{"type":"struct","fields":[]}`,
 		views.Representation{Type: "sql", Dialect: "spark", SQL: "select 1"})
 	doc, _ := json.Marshal(stored)
-	v = liveView{UUID: stored.UUID, Dialect: "spark", SQL: "select 1", Location: "s3://x", hasMeta: true, Metadata: doc, MetaLoc: "s3://m/00004-x.metadata.json", Files: 4, MetaSQL: "select 1"}
+	v = liveView{View: ducklake.View{UUID: stored.UUID, ViewDef: ducklake.ViewDef{Dialect: "spark", SQL: "select 1"},
+		Metadata: &ducklake.ViewMetadata{Location: "s3://m/00004-x.metadata.json", Document: doc, Files: 4, SQL: "select 1"}}, Location: "s3://x"}
 	md, loc, err = v.metadata("s")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if loc != v.MetaLoc || md.Properties["k"] != "v" || md.Properties["comment"] != "" {
+	if loc != v.Metadata.Location || md.Properties["k"] != "v" || md.Properties["comment"] != "" {
 		t.Errorf("from the sidecar: %+v at %s (the comment tag is gone, so is the comment)", md, loc)
 	}
 	v.SQL = "SELECT 'changed by another writer'"
 	if md, _, _ = v.metadata("s"); md.Properties["k"] != "" || md.Current().Representations[0].SQL != v.SQL {
 		t.Errorf("sidecar of other SQL was used: %+v", md)
 	}
-	v.SQL, v.Metadata = "select 1", []byte(`{"view-uuid":1}`)
+	v.SQL, v.Metadata.Document = "select 1", []byte(`{"view-uuid":1}`)
 	if _, _, err := v.metadata("s"); !errors.Is(err, views.ErrInvalid) {
 		t.Errorf("a broken sidecar row: %v", err)
 	}

@@ -1,0 +1,122 @@
+package ducklake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Catalog holds the statements that read and change the catalog's objects
+// — schemas, tables, views, their tags — and the sidecar rows that belong
+// to them (Iceberg namespace properties, Iceberg view metadata), as DuckDB
+// reads and writes them. It runs them on the connection or transaction
+// each call is given: reads on any Querier (a pgx.Tx for a consistent
+// view), changes on the transaction of a Writer.Commit, taking the
+// snapshot being made (next) and returning the Edit it records. The
+// snapshot protocol itself stays in Writer. Catalog holds no state besides
+// names, so one serves any number of goroutines.
+type Catalog struct {
+	schema   string // quoted Postgres schema
+	dataPath string
+}
+
+// NewCatalog runs its statements on the catalog in Postgres schema schema
+// ("" = DefaultSchema) whose data path (ducklake_metadata's data_path) is
+// dataPath; relative paths resolve against it.
+func NewCatalog(schema, dataPath string) *Catalog {
+	if schema == "" {
+		schema = DefaultSchema
+	}
+	return &Catalog{schema: pgx.Identifier{schema}.Sanitize(), dataPath: dataPath}
+}
+
+// t qualifies a catalog table name.
+func (c *Catalog) t(name string) string { return c.schema + "." + name }
+
+// Object is a kind of catalog object.
+type Object uint8
+
+const (
+	// ObjectSchema is a ducklake_schema row.
+	ObjectSchema Object = iota + 1
+	// ObjectTable is a ducklake_table row.
+	ObjectTable
+	// ObjectView is a ducklake_view row.
+	ObjectView
+)
+
+func (o Object) String() string {
+	switch o {
+	case ObjectSchema:
+		return "schema"
+	case ObjectTable:
+		return "table"
+	case ObjectView:
+		return "view"
+	}
+	return fmt.Sprintf("object(%d)", uint8(o))
+}
+
+// ExistsError reports a change refused because a live object already has
+// the name it needs. Tables and views share one namespace of names, as in
+// DuckDB, so Kind may differ from the kind being made.
+type ExistsError struct {
+	Kind   Object // what holds the name
+	Schema string // the schema holding it ("" for a schema)
+	Name   string
+}
+
+func (e *ExistsError) Error() string {
+	if e.Schema == "" {
+		return fmt.Sprintf("%s %s already exists", e.Kind, e.Name)
+	}
+	return fmt.Sprintf("%s %s.%s already exists", e.Kind, e.Schema, e.Name)
+}
+
+// NotEmptyError reports a schema that cannot be dropped: live objects are
+// still in it.
+type NotEmptyError struct {
+	Schema                string
+	Tables, Views, Macros int
+}
+
+func (e *NotEmptyError) Error() string {
+	return fmt.Sprintf("schema %s is not empty: %d tables, %d views, %d macros", e.Schema, e.Tables, e.Views, e.Macros)
+}
+
+// notFound wraps ErrNotFound for a live object of kind o called name.
+func notFound(o Object, name string) error {
+	return fmt.Errorf("%s %s: %w", o, name, ErrNotFound)
+}
+
+// endRows ends the live rows of table whose idColumn is id at snapshot
+// next, as DuckDB's DROP does.
+func (c *Catalog) endRows(ctx context.Context, tx pgx.Tx, next int64, table, idColumn string, id int64) error {
+	if _, err := tx.Exec(ctx, `UPDATE `+c.t(table)+` SET end_snapshot = $1 WHERE `+idColumn+` = $2 AND end_snapshot IS NULL`, next, id); err != nil {
+		return fmt.Errorf("%s: %w", table, err)
+	}
+	return nil
+}
+
+// NameKind says whether schema schemaID has a live table or view called
+// name (0: neither).
+func (c *Catalog) NameKind(ctx context.Context, q Querier, schemaID int64, name string) (Object, error) {
+	var table, view bool
+	err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+c.t("ducklake_table")+` WHERE schema_id = $1 AND table_name = $2 AND end_snapshot IS NULL),
+		EXISTS (SELECT 1 FROM `+c.t("ducklake_view")+` WHERE schema_id = $1 AND view_name = $2 AND end_snapshot IS NULL)`,
+		schemaID, name).Scan(&table, &view)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("look up %q: %w", name, err)
+	case table:
+		return ObjectTable, nil
+	case view:
+		return ObjectView, nil
+	}
+	return 0, nil
+}
+
+// isNoRows is pgx's "the query returned no row".
+func isNoRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
