@@ -515,21 +515,11 @@ func (w *TrailWriter) run() {
 			}
 		case <-w.done:
 			closing = true
-			for {
-				select {
-				case ev := <-w.ch:
-					batch = append(batch, ev)
-					if len(batch) >= w.opt.Batch {
-						flush()
-					}
-				default:
-					flush()
-					if n := w.dropped.Swap(0); n > 0 {
-						w.opt.Logger.Warn("audit trail: events were not written to Postgres", zap.Int64("events", n))
-					}
-					return
-				}
+			drain()
+			if n := w.dropped.Swap(0); n > 0 {
+				w.opt.Logger.Warn("audit trail: events were not written to Postgres", zap.Int64("events", n))
 			}
+			return
 		}
 	}
 }
