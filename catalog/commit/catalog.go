@@ -69,6 +69,8 @@ func (s *Snapshot) fileID() int64 {
 // state besides its configuration, so one Catalog serves every request.
 type Catalog struct {
 	schema string // quoted Postgres schema of the ducklake_* tables
+	// names answers which live object holds a name.
+	names *ducklake.Catalog
 	// Objects reads the manifest lists and manifests clients write, and
 	// writes the delete files a commit rewrites; it needs credentials for
 	// every table's files (the catalog's root credentials, never a
@@ -113,7 +115,7 @@ func New(cfg Config) *Catalog {
 	if cfg.MaxFormatVersion < 2 {
 		cfg.MaxFormatVersion = 2
 	}
-	return &Catalog{schema: pgx.Identifier{schema}.Sanitize(), objects: cfg.Objects, maxObjectBytes: cfg.MaxObjectBytes,
+	return &Catalog{schema: pgx.Identifier{schema}.Sanitize(), names: ducklake.NewCatalog(schema, ""), objects: cfg.Objects, maxObjectBytes: cfg.MaxObjectBytes,
 		maxFormat: cfg.MaxFormatVersion}
 }
 

@@ -245,24 +245,6 @@ func (c *Catalog) setColumnDoc(ctx context.Context, tx pgx.Tx, snap *Snapshot, t
 	return nil
 }
 
-// nameTaken says what live object of schema schemaID is called name:
-// "table", "view" or "" for none.
-func (c *Catalog) nameTaken(ctx context.Context, tx pgx.Tx, schemaID int64, name string) (string, error) {
-	var table, view bool
-	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+c.t("ducklake_table")+` WHERE schema_id = $1 AND table_name = $2 AND end_snapshot IS NULL),
-		EXISTS (SELECT 1 FROM `+c.t("ducklake_view")+` WHERE schema_id = $1 AND view_name = $2 AND end_snapshot IS NULL)`,
-		schemaID, name).Scan(&table, &view)
-	switch {
-	case err != nil:
-		return "", fmt.Errorf("look up %q: %w", name, err)
-	case table:
-		return "table", nil
-	case view:
-		return "view", nil
-	}
-	return "", nil
-}
-
 // CreateTable checks req and writes the new table into tx as part of
 // snap: the table, its columns (ids renumbered depth first from 1, as
 // DuckDB numbers them), partitioning, sort order and properties. A staged
@@ -277,12 +259,12 @@ func (c *Catalog) CreateTable(ctx context.Context, tx pgx.Tx, snap *Snapshot, ns
 
 func (c *Catalog) writeTable(ctx context.Context, tx pgx.Tx, snap *Snapshot, ns Namespace, p *tablePlan) (ducklake.Table, error) {
 	// The messages are Iceberg's own, which clients match on.
-	switch taken, err := c.nameTaken(ctx, tx, ns.ID, p.name); {
+	switch taken, err := c.names.NameKind(ctx, tx, ns.ID, p.name); {
 	case err != nil:
 		return ducklake.Table{}, err
-	case taken == "table":
+	case taken == ducklake.ObjectTable:
 		return ducklake.Table{}, newError(ErrExists, "Table already exists: %s.%s", ns.Name, p.name)
-	case taken == "view":
+	case taken == ducklake.ObjectView:
 		return ducklake.Table{}, newError(ErrExists, "View with same name already exists: %s.%s", ns.Name, p.name)
 	}
 	// No two live tables share files (see overlaps). A table renamed away
