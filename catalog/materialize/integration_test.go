@@ -28,6 +28,59 @@ import (
 	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
+// matchDuckDB materialises every table of rep at each of its snapshots
+// with mat (check, unless nil, judges each result first) and holds what
+// iceberg-go reads there, and at every snapshot inside the newest metadata
+// (time travel), to what DuckDB read. It returns the results at the last
+// snapshot and a read request, for the other readers, per result that has
+// an Iceberg snapshot.
+func matchDuckDB(t *testing.T, r *ducklake.Reader, mat *materialize.Materializer, rep *duckReport,
+	check func(name string, snap int64, res *materialize.Result)) (lastMeta map[string]*materialize.Result, requests []readRequest) {
+	t.Helper()
+	ctx := context.Background()
+	last := rep.Snapshots[len(rep.Snapshots)-1].ID
+	lastMeta = map[string]*materialize.Result{}
+	for _, s := range rep.Snapshots {
+		for name, want := range s.Tables {
+			tbl, err := r.TableByName(ctx, s.ID, "main", name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := mat.Materialize(ctx, tbl.ID, s.ID)
+			if err != nil {
+				t.Fatalf("%s at %d: %v", name, s.ID, err)
+			}
+			if check != nil {
+				check(name, s.ID, res)
+			}
+			if s.ID == last {
+				lastMeta[name] = res
+			}
+			cur := res.Metadata.CurrentSnapshot()
+			if cur == nil {
+				if len(want) != 0 {
+					t.Errorf("%s at %d: no Iceberg snapshot, DuckDB has %d rows", name, s.ID, len(want))
+				}
+				continue
+			}
+			if got := scanIDs(t, res.MetadataLocation, 0); !slices.Equal(got, want) {
+				t.Errorf("%s at %d: iceberg-go reads ids %v,\n DuckDB %v", name, s.ID, got, want)
+			}
+			requests = append(requests, readRequest{Metadata: res.MetadataLocation, Snapshot: cur.SnapshotID, want: want,
+				what: fmt.Sprintf("%s at %d", name, s.ID)})
+		}
+	}
+	for name, res := range lastMeta {
+		for _, s := range res.Metadata.Snapshots {
+			want, _ := rep.ids(s.SnapshotID, name)
+			if got := scanIDs(t, res.MetadataLocation, s.SnapshotID); !slices.Equal(got, want) {
+				t.Errorf("%s time travel to %d: iceberg-go %v, DuckDB %v", name, s.SnapshotID, got, want)
+			}
+		}
+	}
+	return lastMeta, requests
+}
+
 func scenario(t *testing.T, out any, args ...string) {
 	t.Helper()
 	testsupport.RunPython(t, out, filepath.Join("testdata", "scenario.py"), args...)
@@ -138,48 +191,11 @@ func TestMaterialiseMatchesDuckDB(t *testing.T) {
 
 	r := ducklake.NewReader(conn, "")
 	mat := materialize.NewMaterializer(materialize.Config{Source: materialize.NewPGSource(conn, ""), Writer: objstore.NewDir(), Options: materialize.Options{Objects: objstore.NewDir()}})
-	var requests []readRequest
 	last := rep.Snapshots[len(rep.Snapshots)-1].ID
-	lastMeta := map[string]*materialize.Result{}
-	for _, s := range rep.Snapshots {
-		for name, want := range s.Tables {
-			tbl, err := r.TableByName(ctx, s.ID, "main", name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := mat.Materialize(ctx, tbl.ID, s.ID)
-			if err != nil {
-				t.Fatalf("%s at %d: %v", name, s.ID, err)
-			}
-			if s.ID == last {
-				lastMeta[name] = res
-			}
-			cur := res.Metadata.CurrentSnapshot()
-			if cur == nil {
-				if len(want) != 0 {
-					t.Errorf("%s at %d: no Iceberg snapshot, DuckDB has %d rows", name, s.ID, len(want))
-				}
-				continue
-			}
-			if got := scanIDs(t, res.MetadataLocation, 0); !slices.Equal(got, want) {
-				t.Errorf("%s at %d: iceberg-go reads ids %v,\n DuckDB %v", name, s.ID, got, want)
-			}
-			requests = append(requests, readRequest{Metadata: res.MetadataLocation, Snapshot: cur.SnapshotID, want: want,
-				what: fmt.Sprintf("%s at %d", name, s.ID)})
-		}
-	}
-
-	// Time travel inside the newest metadata: every Iceberg snapshot shows
-	// what DuckDB showed at the DuckLake snapshot of the same id.
+	lastMeta, requests := matchDuckDB(t, r, mat, &rep, nil)
 	for name, res := range lastMeta {
 		if name != "odd" && len(res.Metadata.Snapshots) < 2 {
 			t.Errorf("%s: only %d Iceberg snapshots", name, len(res.Metadata.Snapshots))
-		}
-		for _, s := range res.Metadata.Snapshots {
-			want, _ := rep.ids(s.SnapshotID, name)
-			if got := scanIDs(t, res.MetadataLocation, s.SnapshotID); !slices.Equal(got, want) {
-				t.Errorf("%s time travel to %d: iceberg-go %v, DuckDB %v", name, s.SnapshotID, got, want)
-			}
 		}
 	}
 

@@ -48,47 +48,12 @@ func TestMaterialiseV3MatchesDuckDB(t *testing.T) {
 	r := ducklake.NewReader(conn, "")
 	v3 := materialize.Options{FormatVersion: 3, Objects: materialize.NewPositionCache(objstore.NewDir(), 0)}
 	mat := materialize.NewMaterializer(materialize.Config{Source: materialize.NewPGSource(conn, ""), Writer: objstore.NewDir(), Options: v3})
-	var requests []readRequest
 	last := rep.Snapshots[len(rep.Snapshots)-1].ID
-	lastMeta := map[string]*materialize.Result{}
-	for _, s := range rep.Snapshots {
-		for name, want := range s.Tables {
-			tbl, err := r.TableByName(ctx, s.ID, "main", name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := mat.Materialize(ctx, tbl.ID, s.ID)
-			if err != nil {
-				t.Fatalf("%s at %d: %v", name, s.ID, err)
-			}
-			if res.Metadata.FormatVersion != 3 || res.Metadata.NextRowID == nil {
-				t.Fatalf("%s at %d: format version %d", name, s.ID, res.Metadata.FormatVersion)
-			}
-			if s.ID == last {
-				lastMeta[name] = res
-			}
-			cur := res.Metadata.CurrentSnapshot()
-			if cur == nil {
-				if len(want) != 0 {
-					t.Errorf("%s at %d: no Iceberg snapshot, DuckDB has %d rows", name, s.ID, len(want))
-				}
-				continue
-			}
-			if got := scanIDs(t, res.MetadataLocation, 0); !slices.Equal(got, want) {
-				t.Errorf("%s at %d: iceberg-go reads ids %v,\n DuckDB %v", name, s.ID, got, want)
-			}
-			requests = append(requests, readRequest{Metadata: res.MetadataLocation, Snapshot: cur.SnapshotID, want: want,
-				what: fmt.Sprintf("%s at %d", name, s.ID)})
+	lastMeta, requests := matchDuckDB(t, r, mat, &rep, func(name string, snap int64, res *materialize.Result) {
+		if res.Metadata.FormatVersion != 3 || res.Metadata.NextRowID == nil {
+			t.Fatalf("%s at %d: format version %d", name, snap, res.Metadata.FormatVersion)
 		}
-	}
-	for name, res := range lastMeta {
-		for _, s := range res.Metadata.Snapshots {
-			want, _ := rep.ids(s.SnapshotID, name)
-			if got := scanIDs(t, res.MetadataLocation, s.SnapshotID); !slices.Equal(got, want) {
-				t.Errorf("%s time travel to %d: iceberg-go %v, DuckDB %v", name, s.SnapshotID, got, want)
-			}
-		}
-	}
+	})
 	if ns := lastMeta["ns"]; ns == nil || ns.Metadata.SchemaByID(ns.Metadata.CurrentSchemaID).Fields[1].Type.ID != iceberg.TypeTimestampNS {
 		t.Error("ns: column t is not timestamp_ns")
 	}
