@@ -81,6 +81,47 @@ func matchDuckDB(t *testing.T, r *ducklake.Reader, mat *materialize.Materializer
 	return lastMeta, requests
 }
 
+// matchAfterFlush is matchDuckDB on history DuckDB's flush rewrote: a
+// snapshot before the newest may be refused as unrepresentable (it returns
+// how many were), every other must read what DuckDB read; each, unless
+// nil, sees every result that has an Iceberg snapshot. label starts the
+// failure messages.
+func matchAfterFlush(t *testing.T, r *ducklake.Reader, mat *materialize.Materializer, after *duckReport, label string,
+	each func(name string, snap int64, res *materialize.Result, want []int64)) (refused int) {
+	t.Helper()
+	ctx := context.Background()
+	newest := after.Snapshots[len(after.Snapshots)-1].ID
+	for _, s := range after.Snapshots {
+		for name, want := range s.Tables {
+			tbl, err := r.TableByName(ctx, s.ID, "main", name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := mat.Materialize(ctx, tbl.ID, s.ID)
+			if errors.Is(err, materialize.ErrUnrepresentable) && s.ID != newest {
+				refused++
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%s: %s at %d: %v", label, name, s.ID, err)
+			}
+			if res.Metadata.CurrentSnapshot() == nil {
+				if len(want) != 0 {
+					t.Errorf("%s: %s at %d: no snapshot, DuckDB has %d rows", label, name, s.ID, len(want))
+				}
+				continue
+			}
+			if got := scanIDs(t, res.MetadataLocation, 0); !slices.Equal(got, want) {
+				t.Errorf("%s: %s at %d: iceberg-go %v, DuckDB %v", label, name, s.ID, got, want)
+			}
+			if each != nil {
+				each(name, s.ID, res, want)
+			}
+		}
+	}
+	return refused
+}
+
 func scenario(t *testing.T, out any, args ...string) {
 	t.Helper()
 	testsupport.RunPython(t, out, filepath.Join("testdata", "scenario.py"), args...)
@@ -218,32 +259,7 @@ func TestMaterialiseMatchesDuckDB(t *testing.T) {
 	var after duckReport
 	scenario(t, &after, "flush", dsn, data)
 	fresh := materialize.NewMaterializer(materialize.Config{Source: materialize.NewPGSource(conn, ""), Writer: objstore.NewDir(), Options: materialize.Options{Objects: objstore.NewDir()}})
-	refused := 0
-	for _, s := range after.Snapshots {
-		for name, want := range s.Tables {
-			tbl, err := r.TableByName(ctx, s.ID, "main", name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := fresh.Materialize(ctx, tbl.ID, s.ID)
-			if errors.Is(err, materialize.ErrUnrepresentable) && s.ID != after.Snapshots[len(after.Snapshots)-1].ID {
-				refused++
-				continue
-			}
-			if err != nil {
-				t.Fatalf("after flush: %s at %d: %v", name, s.ID, err)
-			}
-			if res.Metadata.CurrentSnapshot() == nil {
-				if len(want) != 0 {
-					t.Errorf("after flush: %s at %d: no snapshot, DuckDB has %d rows", name, s.ID, len(want))
-				}
-				continue
-			}
-			if got := scanIDs(t, res.MetadataLocation, 0); !slices.Equal(got, want) {
-				t.Errorf("after flush: %s at %d: iceberg-go %v, DuckDB %v", name, s.ID, got, want)
-			}
-		}
-	}
+	refused := matchAfterFlush(t, r, fresh, &after, "after flush", nil)
 	t.Logf("after the flush, %d (table, snapshot) pairs are refused as unrepresentable", refused)
 }
 

@@ -2,7 +2,6 @@ package materialize_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -78,38 +77,16 @@ func TestMaterialiseV3MatchesDuckDB(t *testing.T) {
 		fresh := materialize.NewMaterializer(materialize.Config{Source: materialize.NewPGSource(conn, ""), Writer: objstore.NewDir(),
 			Options: materialize.Options{FormatVersion: version, Objects: objstore.NewDir()}})
 		newest := after.Snapshots[len(after.Snapshots)-1].ID
-		for _, s := range after.Snapshots {
-			for name, want := range s.Tables {
-				tbl, err := r.TableByName(ctx, s.ID, "main", name)
-				if err != nil {
-					t.Fatal(err)
-				}
-				res, err := fresh.Materialize(ctx, tbl.ID, s.ID)
-				if errors.Is(err, materialize.ErrUnrepresentable) && s.ID != newest {
-					refused[version]++
-					continue
-				}
-				if err != nil {
-					t.Fatalf("after flush, v%d: %s at %d: %v", version, name, s.ID, err)
-				}
-				if res.Metadata.CurrentSnapshot() == nil {
-					if len(want) != 0 {
-						t.Errorf("after flush, v%d: %s at %d: no snapshot, DuckDB has %d rows", version, name, s.ID, len(want))
-					}
-					continue
-				}
-				if got := scanIDs(t, res.MetadataLocation, 0); !slices.Equal(got, want) {
-					t.Errorf("after flush, v%d: %s at %d: iceberg-go %v, DuckDB %v", version, name, s.ID, got, want)
-				}
-				if version == 3 && s.ID == newest {
+		refused[version] = matchAfterFlush(t, r, fresh, &after, fmt.Sprintf("after flush, v%d", version),
+			func(name string, snap int64, res *materialize.Result, want []int64) {
+				if version == 3 && snap == newest {
 					afterRequests = append(afterRequests, readRequest{Metadata: res.MetadataLocation, Snapshot: res.Metadata.CurrentSnapshot().SnapshotID,
-						want: want, what: fmt.Sprintf("after flush: %s at %d", name, s.ID)})
+						want: want, what: fmt.Sprintf("after flush: %s at %d", name, snap)})
 					if name == "ev" {
 						checkDeletionVectors(t, res)
 					}
 				}
-			}
-		}
+			})
 	}
 	t.Logf("after the flush, (table, snapshot) pairs refused as unrepresentable: v2 %d, v3 %d", refused[2], refused[3])
 	if refused[3] > refused[2] {
