@@ -19,6 +19,7 @@ import (
 	goiceberg "github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/iceberg"
@@ -122,6 +123,21 @@ func matchAfterFlush(t *testing.T, r *ducklake.Reader, mat *materialize.Material
 	return refused
 }
 
+// newLake is a fresh DuckLake catalog in Postgres, its data files in a
+// temporary directory, for the DuckDB scenario (the test is Missing
+// without the venv's Python).
+func newLake(t *testing.T) (dsn, data string, conn *pgx.Conn) {
+	t.Helper()
+	dsn = pgtest.Database(t)
+	testsupport.Python(t)
+	data = filepath.Join(t.TempDir(), "lake") + "/"
+	conn = pgtest.Connect(t, dsn)
+	if _, err := ducklake.Init(context.Background(), conn, ducklake.InitOptions{DataPath: data}); err != nil {
+		t.Fatal(err)
+	}
+	return dsn, data, conn
+}
+
 func scenario(t *testing.T, out any, args ...string) {
 	t.Helper()
 	testsupport.RunPython(t, out, filepath.Join("testdata", "scenario.py"), args...)
@@ -219,14 +235,7 @@ type readResult struct {
 // table, and reads each back with iceberg-go, PyIceberg and DuckDB's iceberg
 // extension: every reader must see exactly the rows DuckDB sees.
 func TestMaterialiseMatchesDuckDB(t *testing.T) {
-	ctx := context.Background()
-	dsn := pgtest.Database(t)
-	testsupport.Python(t)
-	data := filepath.Join(t.TempDir(), "lake") + "/"
-	conn := pgtest.Connect(t, dsn)
-	if _, err := ducklake.Init(ctx, conn, ducklake.InitOptions{DataPath: data}); err != nil {
-		t.Fatal(err)
-	}
+	dsn, data, conn := newLake(t)
 	var rep duckReport
 	scenario(t, &rep, "write", dsn, data)
 

@@ -20,7 +20,6 @@ import (
 	"github.com/duckicelake/duckicelake/catalog/materialize"
 	"github.com/duckicelake/duckicelake/internal/objstore"
 	"github.com/duckicelake/duckicelake/internal/testsupport"
-	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
 // TestMaterialiseV3MatchesDuckDB runs the DuckDB scenario of
@@ -33,13 +32,8 @@ import (
 // iceberg-go's _row_id must be DuckLake's rowid.
 func TestMaterialiseV3MatchesDuckDB(t *testing.T) {
 	ctx := context.Background()
-	dsn := pgtest.Database(t)
+	dsn, data, conn := newLake(t)
 	py := testsupport.Python(t)
-	data := filepath.Join(t.TempDir(), "lake") + "/"
-	conn := pgtest.Connect(t, dsn)
-	if _, err := ducklake.Init(ctx, conn, ducklake.InitOptions{DataPath: data}); err != nil {
-		t.Fatal(err)
-	}
 	var rep duckReport
 	scenario(t, &rep, "write", dsn, data)
 	v3Scenario(t, py, &rep, "merge", dsn, data)
