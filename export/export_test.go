@@ -63,16 +63,22 @@ func newEnv(t *testing.T) *env {
 
 // governed authors the seeds' mask and an EU-only row filter, and plans
 // customers for bob.
-func (ev *env) planFor(t *testing.T, fileLayer bool) (*plan.Table, plan.Plan) {
+// admin is the governance admin service on the env's lake, and the author
+// its changes are made as.
+func (ev *env) admin(t *testing.T) (*admin.Service, admin.Author) {
 	t.Helper()
-	ctx := context.Background()
 	check, err := sqlcheck.Open()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer check.Close()
-	svc := admin.New(ev.lake.Store, check)
-	a := admin.Author{Principal: governance.Principal{ID: "admin"}}
+	t.Cleanup(func() { check.Close() })
+	return admin.New(ev.lake.Store, check), admin.Author{Principal: governance.Principal{ID: "admin"}}
+}
+
+func (ev *env) planFor(t *testing.T, fileLayer bool) (*plan.Table, plan.Plan) {
+	t.Helper()
+	ctx := context.Background()
+	svc, a := ev.admin(t)
 	for _, err := range []error{
 		svc.PutMaskingPolicy(ctx, a, admin.MaskingPolicy{Name: "mask_email", Signature: "(val VARCHAR)", Body: "left(val, 2) || '***'", FileLayer: fileLayer}),
 		svc.PutAttachment(ctx, a, admin.Attachment{PolicyKind: "masking", PolicyName: "mask_email", TargetKind: "column", Schema: "analytics", Object: "customers", Column: "email"}),
@@ -328,13 +334,7 @@ func TestManagerRefreshesOnCommit(t *testing.T) {
 func TestRuntimeFailingBodyFailsClosed(t *testing.T) {
 	ev := newEnv(t)
 	ctx := context.Background()
-	check, err := sqlcheck.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer check.Close()
-	svc := admin.New(ev.lake.Store, check)
-	a := admin.Author{Principal: governance.Principal{ID: "admin"}}
+	svc, a := ev.admin(t)
 	for _, err := range []error{
 		svc.PutMaskingPolicy(ctx, a, admin.MaskingPolicy{Name: "bad_cast", Signature: "(val VARCHAR)",
 			Body: "CAST(CAST(val AS INTEGER) AS VARCHAR)", FileLayer: true}),

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/duckicelake/duckicelake/internal/creds"
+	"github.com/duckicelake/duckicelake/internal/testsupport/s3test"
 )
 
 // TestAgentCredentialReadOnly: a credential whose actor is agent reads what
@@ -50,35 +51,28 @@ func TestAgentCredentialReadOnly(t *testing.T) {
 		do   func() error
 	}{
 		{"put", func() error {
-			_, err := agent.PutObject(ctx, &s3.PutObjectInput{Bucket: &b, Key: aws.String("data/t/new"), Body: strings.NewReader("x")})
-			return err
+			return s3test.Err(agent.PutObject(ctx, &s3.PutObjectInput{Bucket: &b, Key: aws.String("data/t/new"), Body: strings.NewReader("x")}))
 		}},
 		{"overwrite", func() error {
-			_, err := agent.PutObject(ctx, &s3.PutObjectInput{Bucket: &b, Key: aws.String("data/t/a.parquet"), Body: strings.NewReader("x")})
-			return err
+			return s3test.Err(agent.PutObject(ctx, &s3.PutObjectInput{Bucket: &b, Key: aws.String("data/t/a.parquet"), Body: strings.NewReader("x")}))
 		}},
 		{"delete", func() error {
-			_, err := agent.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &b, Key: aws.String("data/t/a.parquet")})
-			return err
+			return s3test.Err(agent.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &b, Key: aws.String("data/t/a.parquet")}))
 		}},
 		{"delete objects", func() error {
-			_, err := agent.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: &b, Delete: &types.Delete{Objects: []types.ObjectIdentifier{
-				{Key: aws.String("data/t/a.parquet")}}}})
-			return err
+			return s3test.Err(agent.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: &b, Delete: &types.Delete{Objects: []types.ObjectIdentifier{
+				{Key: aws.String("data/t/a.parquet")}}}}))
 		}},
 		{"copy", func() error {
-			_, err := agent.CopyObject(ctx, &s3.CopyObjectInput{Bucket: &b, Key: aws.String("data/t/copy"),
-				CopySource: aws.String(b + "/data/t/a.parquet")})
-			return err
+			return s3test.Err(agent.CopyObject(ctx, &s3.CopyObjectInput{Bucket: &b, Key: aws.String("data/t/copy"),
+				CopySource: aws.String(b + "/data/t/a.parquet")}))
 		}},
 		{"multipart", func() error {
-			_, err := agent.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: &b, Key: aws.String("data/t/mp")})
-			return err
+			return s3test.Err(agent.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: &b, Key: aws.String("data/t/mp")}))
 		}},
 		{"tagging", func() error {
-			_, err := agent.PutObjectTagging(ctx, &s3.PutObjectTaggingInput{Bucket: &b, Key: aws.String("data/t/a.parquet"),
-				Tagging: &types.Tagging{TagSet: []types.Tag{{Key: aws.String("k"), Value: aws.String("v")}}}})
-			return err
+			return s3test.Err(agent.PutObjectTagging(ctx, &s3.PutObjectTaggingInput{Bucket: &b, Key: aws.String("data/t/a.parquet"),
+				Tagging: &types.Tagging{TagSet: []types.Tag{{Key: aws.String("k"), Value: aws.String("v")}}}}))
 		}},
 	}
 	for _, w := range writes {

@@ -33,80 +33,56 @@ func TestScopeDenials(t *testing.T) {
 		do   func() error
 	}{
 		{"get outside prefix", func() error {
-			_, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: &b, Key: aws.String("secret/s.txt")})
-			return err
+			return s3test.Err(c.GetObject(ctx, &s3.GetObjectInput{Bucket: &b, Key: aws.String("secret/s.txt")}))
 		}},
 		{"get other bucket", func() error {
-			_, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: &other, Key: aws.String("data/o.txt")})
-			return err
+			return s3test.Err(c.GetObject(ctx, &s3.GetObjectInput{Bucket: &other, Key: aws.String("data/o.txt")}))
 		}},
 		{"head outside prefix", func() error {
-			_, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &b, Key: aws.String("secret/s.txt")})
-			return err
+			return s3test.Err(c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &b, Key: aws.String("secret/s.txt")}))
 		}},
 		{"put outside prefix", func() error {
-			_, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: &b, Key: aws.String("secret/s.txt"), Body: strings.NewReader("overwritten")})
-			return err
+			return s3test.Err(c.PutObject(ctx, &s3.PutObjectInput{Bucket: &b, Key: aws.String("secret/s.txt"), Body: strings.NewReader("overwritten")}))
 		}},
 		{"put prefix look-alike", func() error {
-			_, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: &b, Key: aws.String("data2/x"), Body: strings.NewReader("x")})
-			return err
+			return s3test.Err(c.PutObject(ctx, &s3.PutObjectInput{Bucket: &b, Key: aws.String("data2/x"), Body: strings.NewReader("x")}))
 		}},
 		{"delete outside prefix", func() error {
-			_, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &b, Key: aws.String("secret/s.txt")})
-			return err
+			return s3test.Err(c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &b, Key: aws.String("secret/s.txt")}))
 		}},
 		{"copy from outside prefix", func() error {
-			_, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: &b, Key: aws.String("data/stolen.txt"),
-				CopySource: aws.String(b + "/secret/s.txt")})
-			return err
+			return s3test.Err(c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: &b, Key: aws.String("data/stolen.txt"),
+				CopySource: aws.String(b + "/secret/s.txt")}))
 		}},
 		{"copy from other bucket", func() error {
-			_, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: &b, Key: aws.String("data/stolen.txt"),
-				CopySource: aws.String(other + "/data/o.txt")})
-			return err
+			return s3test.Err(c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: &b, Key: aws.String("data/stolen.txt"),
+				CopySource: aws.String(other + "/data/o.txt")}))
 		}},
 		{"copy to outside prefix", func() error {
-			_, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: &b, Key: aws.String("secret/s.txt"),
-				CopySource: aws.String(b + "/data/d.txt")})
-			return err
+			return s3test.Err(c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: &b, Key: aws.String("secret/s.txt"),
+				CopySource: aws.String(b + "/data/d.txt")}))
 		}},
 		{"delete objects with one key outside", func() error {
-			_, err := c.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: &b, Delete: &types.Delete{Objects: []types.ObjectIdentifier{
-				{Key: aws.String("data/d.txt")}, {Key: aws.String("secret/s.txt")}}}})
-			return err
+			return s3test.Err(c.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: &b, Delete: &types.Delete{Objects: []types.ObjectIdentifier{
+				{Key: aws.String("data/d.txt")}, {Key: aws.String("secret/s.txt")}}}}))
 		}},
-		{"list without prefix", func() error {
-			_, err := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &b})
-			return err
-		}},
+		{"list without prefix", func() error { return s3test.Err(c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &b})) }},
 		{"list prefix outside grant", func() error {
-			_, err := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &b, Prefix: aws.String("secret/")})
-			return err
+			return s3test.Err(c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &b, Prefix: aws.String("secret/")}))
 		}},
 		{"list prefix shorter than grant", func() error {
-			_, err := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &b, Prefix: aws.String("dat")})
-			return err
+			return s3test.Err(c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &b, Prefix: aws.String("dat")}))
 		}},
 		{"list v1 outside grant", func() error {
-			_, err := c.ListObjects(ctx, &s3.ListObjectsInput{Bucket: &b, Prefix: aws.String("secret/")})
-			return err
+			return s3test.Err(c.ListObjects(ctx, &s3.ListObjectsInput{Bucket: &b, Prefix: aws.String("secret/")}))
 		}},
 		{"create bucket (root only)", func() error {
-			_, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("gw-not-allowed")})
-			return err
+			return s3test.Err(c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("gw-not-allowed")}))
 		}},
-		{"delete bucket (root only)", func() error {
-			_, err := c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &other})
-			return err
-		}},
-		{"bucket policy (root only)", func() error {
-			_, err := c.GetBucketPolicy(ctx, &s3.GetBucketPolicyInput{Bucket: &b})
-			return err
-		}},
+		{"delete bucket (root only)", func() error { return s3test.Err(c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &other})) }},
+		{"bucket policy (root only)", func() error { return s3test.Err(c.GetBucketPolicy(ctx, &s3.GetBucketPolicyInput{Bucket: &b})) }},
 		{"multipart outside prefix", func() error {
-			_, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: &b, Key: aws.String("secret/mp")})
-			return err
+			return s3test.Err(c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: &b, Key: aws.String("secret/mp")}))
 		}},
 	}
 	for _, tc := range cases {

@@ -85,6 +85,13 @@ func (f *postForm) set(name, value string) {
 	f.fields = append(f.fields, [2]string{name, value})
 }
 
+// keyed sets the key field and the condition that names exactly that key,
+// before the conditions given.
+func (f *postForm) keyed(key string, conditions ...any) {
+	f.set("key", key)
+	f.conditions = append([]any{map[string]string{"key": key}}, conditions...)
+}
+
 func (f *postForm) get(name string) string {
 	for _, kv := range f.fields {
 		if kv[0] == name {
@@ -288,28 +295,23 @@ func TestPostObjectRefused(t *testing.T) {
 			f.set("policy", base64.StdEncoding.EncodeToString(bytes.Replace(doc, []byte("data/mine/"), []byte("data/"), 1)))
 		}},
 		{name: "signed by another credential", key: "data/forged", status: 403, code: "SignatureDoesNotMatch", build: func(f *postForm) {
-			f.set("key", "data/forged")
-			f.conditions = []any{map[string]string{"key": "data/forged"}}
+			f.keyed("data/forged")
 			f.signWith(m.AccessKeyID, other.SecretAccessKey, m.SessionToken, time.Now())
 		}},
 		{name: "token of another credential", key: "data/forged2", status: 403, code: "InvalidAccessKeyId", build: func(f *postForm) {
-			f.set("key", "data/forged2")
-			f.conditions = []any{map[string]string{"key": "data/forged2"}}
+			f.keyed("data/forged2")
 			f.signWith(m.AccessKeyID, m.SecretAccessKey, other.SessionToken, time.Now())
 		}},
 		{name: "read-only credential", key: "data/ro", status: 403, code: "AccessDenied", build: func(f *postForm) {
-			f.set("key", "data/ro")
-			f.conditions = []any{map[string]string{"key": "data/ro"}}
+			f.keyed("data/ro")
 			f.sign(readOnly, time.Now())
 		}},
 		{name: "expired credential", key: "data/exp", status: 400, code: "ExpiredToken", build: func(f *postForm) {
-			f.set("key", "data/exp")
-			f.conditions = []any{map[string]string{"key": "data/exp"}}
+			f.keyed("data/exp")
 			f.sign(expired, time.Now())
 		}},
 		{name: "revoked credential", key: "data/rev", status: 400, code: "InvalidToken", build: func(f *postForm) {
-			f.set("key", "data/rev")
-			f.conditions = []any{map[string]string{"key": "data/rev"}}
+			f.keyed("data/rev")
 			f.sign(revoked, time.Now())
 		}},
 		{name: "governance denies the key", key: "data/masked/t.parquet", status: 403, code: "AccessDenied", build: func(f *postForm) {
@@ -318,52 +320,44 @@ func TestPostObjectRefused(t *testing.T) {
 			f.sign(m, time.Now())
 		}},
 		{name: "no bucket condition", key: "data/nb", status: 403, code: "AccessDenied", build: func(f *postForm) {
-			f.set("key", "data/nb")
-			f.conditions = []any{map[string]string{"key": "data/nb"}}
+			f.keyed("data/nb")
 			f.noBucket = true
 			f.sign(m, time.Now())
 		}},
 		{name: "a field no condition names", key: "data/meta", status: 403, code: "AccessDenied", build: func(f *postForm) {
-			f.set("key", "data/meta")
+			f.keyed("data/meta")
 			f.set("x-amz-meta-extra", "1")
-			f.conditions = []any{map[string]string{"key": "data/meta"}}
 			f.sign(m, time.Now())
 		}},
 		{name: "a condition that fails", key: "data/ct", status: 403, code: "AccessDenied", build: func(f *postForm) {
-			f.set("key", "data/ct")
+			f.keyed("data/ct", []any{"starts-with", "$Content-Type", "image/"})
 			f.set("Content-Type", "text/html")
-			f.conditions = []any{map[string]string{"key": "data/ct"}, []any{"starts-with", "$Content-Type", "image/"}}
 			f.sign(m, time.Now())
 		}},
 		{name: "file over content-length-range", key: "data/big", status: 400, code: "EntityTooLarge", build: func(f *postForm) {
-			f.set("key", "data/big")
+			f.keyed("data/big", []any{"content-length-range", 0, 1 << 20})
 			f.file = large
-			f.conditions = []any{map[string]string{"key": "data/big"}, []any{"content-length-range", 0, 1 << 20}}
 			f.sign(m, time.Now())
 		}},
 		{name: "field after the file", key: "data/after", status: 400, code: "MalformedPOSTRequest", build: func(f *postForm) {
-			f.set("key", "data/after")
+			f.keyed("data/after")
 			f.file = large
 			f.after = [][2]string{{"submit", "Upload"}}
-			f.conditions = []any{map[string]string{"key": "data/after"}}
 			f.sign(m, time.Now())
 		}},
 		{name: "small file, field after it", key: "data/after-small", status: 400, code: "MalformedPOSTRequest", build: func(f *postForm) {
-			f.set("key", "data/after-small")
+			f.keyed("data/after-small")
 			f.after = [][2]string{{"submit", "Upload"}}
-			f.conditions = []any{map[string]string{"key": "data/after-small"}}
 			f.sign(m, time.Now())
 		}},
 		{name: "tagging", key: "data/tag", status: 501, code: "NotImplemented", build: func(f *postForm) {
-			f.set("key", "data/tag")
+			f.keyed("data/tag", []any{"starts-with", "$tagging", ""})
 			f.set("tagging", "<Tagging><TagSet><Tag><Key>a</Key><Value>b</Value></Tag></TagSet></Tagging>")
-			f.conditions = []any{map[string]string{"key": "data/tag"}, []any{"starts-with", "$tagging", ""}}
 			f.sign(m, time.Now())
 		}},
 		{name: "header injection", key: "data/inj", status: 400, code: "InvalidArgument", build: func(f *postForm) {
-			f.set("key", "data/inj")
+			f.keyed("data/inj", []any{"starts-with", "$Content-Type", ""})
 			f.set("Content-Type", "text/plain\r\nx-amz-copy-source: "+b+"/data/secret")
-			f.conditions = []any{map[string]string{"key": "data/inj"}, []any{"starts-with", "$Content-Type", ""}}
 			f.sign(m, time.Now())
 		}},
 		{name: "dot segments", key: "data/../x", status: 400, code: "InvalidArgument", build: func(f *postForm) {

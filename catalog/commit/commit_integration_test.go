@@ -144,27 +144,7 @@ func bound(t iceberg.Type, v any) []byte {
 // updates that commit it.
 func (l *lake) snapshotUpdates(id int64, op string, info iceberg.ManifestInfo, entries ...iceberg.ManifestEntry) []Update {
 	l.t.Helper()
-	mw, err := iceberg.NewManifestWriter(info)
-	if err != nil {
-		l.t.Fatal(err)
-	}
-	body, mf, err := mw.Write(entries, 0)
-	if err != nil {
-		l.t.Fatal(err)
-	}
-	mf.Path = fmt.Sprintf("s3://lake/data/s/t/metadata/%d-m0.avro", id)
-	mf.AddedSnapshotID = id
-	l.objects.Set(mf.Path, body)
-	list, err := iceberg.WriteManifestList(iceberg.ManifestListInfo{FormatVersion: 2, SnapshotID: id, SequenceNumber: 1}, []iceberg.ManifestFile{mf})
-	if err != nil {
-		l.t.Fatal(err)
-	}
-	listPath := fmt.Sprintf("s3://lake/data/s/t/metadata/snap-%d.avro", id)
-	l.objects.Set(listPath, list)
-	return []Update{
-		{Action: ActionAddSnapshot, Snapshot: &iceberg.Snapshot{SnapshotID: id, ManifestList: listPath, Summary: map[string]string{"operation": op}}},
-		{Action: ActionSetSnapshotRef, RefName: "main", Type: "branch", SnapshotID: &id},
-	}
+	return l.manifests(id, op, manifestGroup{info: info, entries: entries})
 }
 
 // TestCommitRegistersFiles: an Iceberg create and three snapshots — an

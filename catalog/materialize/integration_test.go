@@ -19,6 +19,7 @@ import (
 	goiceberg "github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/iceberg"
@@ -27,6 +28,115 @@ import (
 	"github.com/duckicelake/duckicelake/internal/testsupport"
 	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
+
+// matchDuckDB materialises every table of rep at each of its snapshots
+// with mat (check, unless nil, judges each result first) and holds what
+// iceberg-go reads there, and at every snapshot inside the newest metadata
+// (time travel), to what DuckDB read. It returns the results at the last
+// snapshot and a read request, for the other readers, per result that has
+// an Iceberg snapshot.
+func matchDuckDB(t *testing.T, r *ducklake.Reader, mat *materialize.Materializer, rep *duckReport,
+	check func(name string, snap int64, res *materialize.Result)) (lastMeta map[string]*materialize.Result, requests []readRequest) {
+	t.Helper()
+	ctx := context.Background()
+	last := rep.Snapshots[len(rep.Snapshots)-1].ID
+	lastMeta = map[string]*materialize.Result{}
+	for _, s := range rep.Snapshots {
+		for name, want := range s.Tables {
+			tbl, err := r.TableByName(ctx, s.ID, "main", name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := mat.Materialize(ctx, tbl.ID, s.ID)
+			if err != nil {
+				t.Fatalf("%s at %d: %v", name, s.ID, err)
+			}
+			if check != nil {
+				check(name, s.ID, res)
+			}
+			if s.ID == last {
+				lastMeta[name] = res
+			}
+			cur := res.Metadata.CurrentSnapshot()
+			if cur == nil {
+				if len(want) != 0 {
+					t.Errorf("%s at %d: no Iceberg snapshot, DuckDB has %d rows", name, s.ID, len(want))
+				}
+				continue
+			}
+			if got := scanIDs(t, res.MetadataLocation, 0); !slices.Equal(got, want) {
+				t.Errorf("%s at %d: iceberg-go reads ids %v,\n DuckDB %v", name, s.ID, got, want)
+			}
+			requests = append(requests, readRequest{Metadata: res.MetadataLocation, Snapshot: cur.SnapshotID, want: want,
+				what: fmt.Sprintf("%s at %d", name, s.ID)})
+		}
+	}
+	for name, res := range lastMeta {
+		for _, s := range res.Metadata.Snapshots {
+			want, _ := rep.ids(s.SnapshotID, name)
+			if got := scanIDs(t, res.MetadataLocation, s.SnapshotID); !slices.Equal(got, want) {
+				t.Errorf("%s time travel to %d: iceberg-go %v, DuckDB %v", name, s.SnapshotID, got, want)
+			}
+		}
+	}
+	return lastMeta, requests
+}
+
+// matchAfterFlush is matchDuckDB on history DuckDB's flush rewrote: a
+// snapshot before the newest may be refused as unrepresentable (it returns
+// how many were), every other must read what DuckDB read; each, unless
+// nil, sees every result that has an Iceberg snapshot. label starts the
+// failure messages.
+func matchAfterFlush(t *testing.T, r *ducklake.Reader, mat *materialize.Materializer, after *duckReport, label string,
+	each func(name string, snap int64, res *materialize.Result, want []int64)) (refused int) {
+	t.Helper()
+	ctx := context.Background()
+	newest := after.Snapshots[len(after.Snapshots)-1].ID
+	for _, s := range after.Snapshots {
+		for name, want := range s.Tables {
+			tbl, err := r.TableByName(ctx, s.ID, "main", name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := mat.Materialize(ctx, tbl.ID, s.ID)
+			if errors.Is(err, materialize.ErrUnrepresentable) && s.ID != newest {
+				refused++
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%s: %s at %d: %v", label, name, s.ID, err)
+			}
+			if res.Metadata.CurrentSnapshot() == nil {
+				if len(want) != 0 {
+					t.Errorf("%s: %s at %d: no snapshot, DuckDB has %d rows", label, name, s.ID, len(want))
+				}
+				continue
+			}
+			if got := scanIDs(t, res.MetadataLocation, 0); !slices.Equal(got, want) {
+				t.Errorf("%s: %s at %d: iceberg-go %v, DuckDB %v", label, name, s.ID, got, want)
+			}
+			if each != nil {
+				each(name, s.ID, res, want)
+			}
+		}
+	}
+	return refused
+}
+
+// newLake is a fresh DuckLake catalog in Postgres, its data files in a
+// temporary directory, for the DuckDB scenario (the test is Missing
+// without the venv's Python).
+func newLake(t *testing.T) (dsn, data string, conn *pgx.Conn) {
+	t.Helper()
+	dsn = pgtest.Database(t)
+	testsupport.Python(t)
+	data = filepath.Join(t.TempDir(), "lake") + "/"
+	conn = pgtest.Connect(t, dsn)
+	if _, err := ducklake.Init(context.Background(), conn, ducklake.InitOptions{DataPath: data}); err != nil {
+		t.Fatal(err)
+	}
+	return dsn, data, conn
+}
 
 func scenario(t *testing.T, out any, args ...string) {
 	t.Helper()
@@ -125,61 +235,17 @@ type readResult struct {
 // table, and reads each back with iceberg-go, PyIceberg and DuckDB's iceberg
 // extension: every reader must see exactly the rows DuckDB sees.
 func TestMaterialiseMatchesDuckDB(t *testing.T) {
-	ctx := context.Background()
-	dsn := pgtest.Database(t)
-	testsupport.Python(t)
-	data := filepath.Join(t.TempDir(), "lake") + "/"
-	conn := pgtest.Connect(t, dsn)
-	if _, err := ducklake.Init(ctx, conn, ducklake.InitOptions{DataPath: data}); err != nil {
-		t.Fatal(err)
-	}
+	dsn, data, conn := newLake(t)
 	var rep duckReport
 	scenario(t, &rep, "write", dsn, data)
 
 	r := ducklake.NewReader(conn, "")
 	mat := materialize.NewMaterializer(materialize.Config{Source: materialize.NewPGSource(conn, ""), Writer: objstore.NewDir(), Options: materialize.Options{Objects: objstore.NewDir()}})
-	var requests []readRequest
 	last := rep.Snapshots[len(rep.Snapshots)-1].ID
-	lastMeta := map[string]*materialize.Result{}
-	for _, s := range rep.Snapshots {
-		for name, want := range s.Tables {
-			tbl, err := r.TableByName(ctx, s.ID, "main", name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := mat.Materialize(ctx, tbl.ID, s.ID)
-			if err != nil {
-				t.Fatalf("%s at %d: %v", name, s.ID, err)
-			}
-			if s.ID == last {
-				lastMeta[name] = res
-			}
-			cur := res.Metadata.CurrentSnapshot()
-			if cur == nil {
-				if len(want) != 0 {
-					t.Errorf("%s at %d: no Iceberg snapshot, DuckDB has %d rows", name, s.ID, len(want))
-				}
-				continue
-			}
-			if got := scanIDs(t, res.MetadataLocation, 0); !slices.Equal(got, want) {
-				t.Errorf("%s at %d: iceberg-go reads ids %v,\n DuckDB %v", name, s.ID, got, want)
-			}
-			requests = append(requests, readRequest{Metadata: res.MetadataLocation, Snapshot: cur.SnapshotID, want: want,
-				what: fmt.Sprintf("%s at %d", name, s.ID)})
-		}
-	}
-
-	// Time travel inside the newest metadata: every Iceberg snapshot shows
-	// what DuckDB showed at the DuckLake snapshot of the same id.
+	lastMeta, requests := matchDuckDB(t, r, mat, &rep, nil)
 	for name, res := range lastMeta {
 		if name != "odd" && len(res.Metadata.Snapshots) < 2 {
 			t.Errorf("%s: only %d Iceberg snapshots", name, len(res.Metadata.Snapshots))
-		}
-		for _, s := range res.Metadata.Snapshots {
-			want, _ := rep.ids(s.SnapshotID, name)
-			if got := scanIDs(t, res.MetadataLocation, s.SnapshotID); !slices.Equal(got, want) {
-				t.Errorf("%s time travel to %d: iceberg-go %v, DuckDB %v", name, s.SnapshotID, got, want)
-			}
 		}
 	}
 
@@ -202,32 +268,7 @@ func TestMaterialiseMatchesDuckDB(t *testing.T) {
 	var after duckReport
 	scenario(t, &after, "flush", dsn, data)
 	fresh := materialize.NewMaterializer(materialize.Config{Source: materialize.NewPGSource(conn, ""), Writer: objstore.NewDir(), Options: materialize.Options{Objects: objstore.NewDir()}})
-	refused := 0
-	for _, s := range after.Snapshots {
-		for name, want := range s.Tables {
-			tbl, err := r.TableByName(ctx, s.ID, "main", name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := fresh.Materialize(ctx, tbl.ID, s.ID)
-			if errors.Is(err, materialize.ErrUnrepresentable) && s.ID != after.Snapshots[len(after.Snapshots)-1].ID {
-				refused++
-				continue
-			}
-			if err != nil {
-				t.Fatalf("after flush: %s at %d: %v", name, s.ID, err)
-			}
-			if res.Metadata.CurrentSnapshot() == nil {
-				if len(want) != 0 {
-					t.Errorf("after flush: %s at %d: no snapshot, DuckDB has %d rows", name, s.ID, len(want))
-				}
-				continue
-			}
-			if got := scanIDs(t, res.MetadataLocation, 0); !slices.Equal(got, want) {
-				t.Errorf("after flush: %s at %d: iceberg-go %v, DuckDB %v", name, s.ID, got, want)
-			}
-		}
-	}
+	refused := matchAfterFlush(t, r, fresh, &after, "after flush", nil)
 	t.Logf("after the flush, %d (table, snapshot) pairs are refused as unrepresentable", refused)
 }
 

@@ -22,13 +22,7 @@ import (
 // table costs none.
 func TestMaterializerResolves(t *testing.T) {
 	ctx := context.Background()
-	dsn := pgtest.Database(t)
-	testsupport.Python(t)
-	data := filepath.Join(t.TempDir(), "lake") + "/"
-	conn := pgtest.Connect(t, dsn)
-	if _, err := ducklake.Init(ctx, conn, ducklake.InitOptions{DataPath: data}); err != nil {
-		t.Fatal(err)
-	}
+	dsn, data, conn := newLake(t)
 	src := materialize.NewPGSource(conn, "")
 	r := ducklake.NewReader(conn, "")
 	tableID := func(name string, snap int64) int64 {

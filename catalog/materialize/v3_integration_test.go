@@ -2,7 +2,6 @@ package materialize_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -21,7 +20,6 @@ import (
 	"github.com/duckicelake/duckicelake/catalog/materialize"
 	"github.com/duckicelake/duckicelake/internal/objstore"
 	"github.com/duckicelake/duckicelake/internal/testsupport"
-	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
 // TestMaterialiseV3MatchesDuckDB runs the DuckDB scenario of
@@ -34,13 +32,8 @@ import (
 // iceberg-go's _row_id must be DuckLake's rowid.
 func TestMaterialiseV3MatchesDuckDB(t *testing.T) {
 	ctx := context.Background()
-	dsn := pgtest.Database(t)
+	dsn, data, conn := newLake(t)
 	py := testsupport.Python(t)
-	data := filepath.Join(t.TempDir(), "lake") + "/"
-	conn := pgtest.Connect(t, dsn)
-	if _, err := ducklake.Init(ctx, conn, ducklake.InitOptions{DataPath: data}); err != nil {
-		t.Fatal(err)
-	}
 	var rep duckReport
 	scenario(t, &rep, "write", dsn, data)
 	v3Scenario(t, py, &rep, "merge", dsn, data)
@@ -48,47 +41,12 @@ func TestMaterialiseV3MatchesDuckDB(t *testing.T) {
 	r := ducklake.NewReader(conn, "")
 	v3 := materialize.Options{FormatVersion: 3, Objects: materialize.NewPositionCache(objstore.NewDir(), 0)}
 	mat := materialize.NewMaterializer(materialize.Config{Source: materialize.NewPGSource(conn, ""), Writer: objstore.NewDir(), Options: v3})
-	var requests []readRequest
 	last := rep.Snapshots[len(rep.Snapshots)-1].ID
-	lastMeta := map[string]*materialize.Result{}
-	for _, s := range rep.Snapshots {
-		for name, want := range s.Tables {
-			tbl, err := r.TableByName(ctx, s.ID, "main", name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := mat.Materialize(ctx, tbl.ID, s.ID)
-			if err != nil {
-				t.Fatalf("%s at %d: %v", name, s.ID, err)
-			}
-			if res.Metadata.FormatVersion != 3 || res.Metadata.NextRowID == nil {
-				t.Fatalf("%s at %d: format version %d", name, s.ID, res.Metadata.FormatVersion)
-			}
-			if s.ID == last {
-				lastMeta[name] = res
-			}
-			cur := res.Metadata.CurrentSnapshot()
-			if cur == nil {
-				if len(want) != 0 {
-					t.Errorf("%s at %d: no Iceberg snapshot, DuckDB has %d rows", name, s.ID, len(want))
-				}
-				continue
-			}
-			if got := scanIDs(t, res.MetadataLocation, 0); !slices.Equal(got, want) {
-				t.Errorf("%s at %d: iceberg-go reads ids %v,\n DuckDB %v", name, s.ID, got, want)
-			}
-			requests = append(requests, readRequest{Metadata: res.MetadataLocation, Snapshot: cur.SnapshotID, want: want,
-				what: fmt.Sprintf("%s at %d", name, s.ID)})
+	lastMeta, requests := matchDuckDB(t, r, mat, &rep, func(name string, snap int64, res *materialize.Result) {
+		if res.Metadata.FormatVersion != 3 || res.Metadata.NextRowID == nil {
+			t.Fatalf("%s at %d: format version %d", name, snap, res.Metadata.FormatVersion)
 		}
-	}
-	for name, res := range lastMeta {
-		for _, s := range res.Metadata.Snapshots {
-			want, _ := rep.ids(s.SnapshotID, name)
-			if got := scanIDs(t, res.MetadataLocation, s.SnapshotID); !slices.Equal(got, want) {
-				t.Errorf("%s time travel to %d: iceberg-go %v, DuckDB %v", name, s.SnapshotID, got, want)
-			}
-		}
-	}
+	})
 	if ns := lastMeta["ns"]; ns == nil || ns.Metadata.SchemaByID(ns.Metadata.CurrentSchemaID).Fields[1].Type.ID != iceberg.TypeTimestampNS {
 		t.Error("ns: column t is not timestamp_ns")
 	}
@@ -113,38 +71,16 @@ func TestMaterialiseV3MatchesDuckDB(t *testing.T) {
 		fresh := materialize.NewMaterializer(materialize.Config{Source: materialize.NewPGSource(conn, ""), Writer: objstore.NewDir(),
 			Options: materialize.Options{FormatVersion: version, Objects: objstore.NewDir()}})
 		newest := after.Snapshots[len(after.Snapshots)-1].ID
-		for _, s := range after.Snapshots {
-			for name, want := range s.Tables {
-				tbl, err := r.TableByName(ctx, s.ID, "main", name)
-				if err != nil {
-					t.Fatal(err)
-				}
-				res, err := fresh.Materialize(ctx, tbl.ID, s.ID)
-				if errors.Is(err, materialize.ErrUnrepresentable) && s.ID != newest {
-					refused[version]++
-					continue
-				}
-				if err != nil {
-					t.Fatalf("after flush, v%d: %s at %d: %v", version, name, s.ID, err)
-				}
-				if res.Metadata.CurrentSnapshot() == nil {
-					if len(want) != 0 {
-						t.Errorf("after flush, v%d: %s at %d: no snapshot, DuckDB has %d rows", version, name, s.ID, len(want))
-					}
-					continue
-				}
-				if got := scanIDs(t, res.MetadataLocation, 0); !slices.Equal(got, want) {
-					t.Errorf("after flush, v%d: %s at %d: iceberg-go %v, DuckDB %v", version, name, s.ID, got, want)
-				}
-				if version == 3 && s.ID == newest {
+		refused[version] = matchAfterFlush(t, r, fresh, &after, fmt.Sprintf("after flush, v%d", version),
+			func(name string, snap int64, res *materialize.Result, want []int64) {
+				if version == 3 && snap == newest {
 					afterRequests = append(afterRequests, readRequest{Metadata: res.MetadataLocation, Snapshot: res.Metadata.CurrentSnapshot().SnapshotID,
-						want: want, what: fmt.Sprintf("after flush: %s at %d", name, s.ID)})
+						want: want, what: fmt.Sprintf("after flush: %s at %d", name, snap)})
 					if name == "ev" {
 						checkDeletionVectors(t, res)
 					}
 				}
-			}
-		}
+			})
 	}
 	t.Logf("after the flush, (table, snapshot) pairs refused as unrepresentable: v2 %d, v3 %d", refused[2], refused[3])
 	if refused[3] > refused[2] {

@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"net"
-	"strconv"
 	"testing"
 	"time"
 
@@ -14,6 +12,7 @@ import (
 	"github.com/duckicelake/duckicelake/governance/store"
 	"github.com/duckicelake/duckicelake/internal/pgnotify"
 	"github.com/duckicelake/duckicelake/internal/testsupport"
+	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
 // TestPostgresOutageFailsClosed cuts the engine's connection to Postgres
@@ -36,16 +35,7 @@ func TestPostgresOutageFailsClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	relay := testsupport.NewRelay(t, net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))))
-	host, port, _ := net.SplitHostPort(relay.Addr)
-	p, _ := strconv.Atoi(port)
-	cfg.ConnConfig.Host, cfg.ConnConfig.Port = host, uint16(p)
-	cfg.ConnConfig.ConnectTimeout = 2 * time.Second
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	pool, relay := pgtest.RelayedPool(t, cfg)
 	const ttl = 20 * time.Millisecond
 	eng, err := New(ctx, Config{Store: store.New(pool, ""), Index: ev.idx, SnapshotTTL: ttl})
 	if err != nil {

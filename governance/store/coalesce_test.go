@@ -8,10 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/governance/store"
-	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
 // TestTrailCoalescesIdenticalReads: identical events marked Coalesce
@@ -21,13 +19,9 @@ import (
 // decision, policy ids…) keep rows of their own, and unmarked events are
 // never folded. No event is lost: the counts add up to what was recorded.
 func TestTrailCoalescesIdenticalReads(t *testing.T) {
-	dsn := pgtest.Database(t)
+	s := lakeStore(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := ducklake.Init(ctx, pgtest.Connect(t, dsn), ducklake.InitOptions{DataPath: "s3://lake/data/"}); err != nil {
-		t.Fatal(err)
-	}
-	s := store.New(pgtest.Pool(t, dsn), "")
 	// One batch: nothing is flushed before Close.
 	w := s.NewTrailWriter(store.TrailOptions{FlushInterval: time.Hour, Batch: 10000})
 	load := func(principal, table string, policies ...string) governance.Event {

@@ -3,8 +3,6 @@ package store_test
 import (
 	"context"
 	"fmt"
-	"net"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,12 +21,9 @@ import (
 // a LoadTable's, a vend's or a denial's decision before it answers — also
 // through a Tee, which records in every sink.
 func TestRecordSyncIsOnTheTrailAtOnce(t *testing.T) {
-	dsn := pgtest.Database(t)
+	dsn := lakeDatabase(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := ducklake.Init(ctx, pgtest.Connect(t, dsn), ducklake.InitOptions{DataPath: "s3://lake/data/"}); err != nil {
-		t.Fatal(err)
-	}
 	pool := pgtest.Pool(t, dsn)
 	s := store.New(pool, "")
 	// A long flush interval: only RecordSync can have written the rows the
@@ -67,13 +62,9 @@ func TestRecordSyncIsOnTheTrailAtOnce(t *testing.T) {
 // transactions (group commit) and each caller returns only once its own
 // row is on the trail; after Close, RecordSync fails instead of waiting.
 func TestRecordSyncGroupCommits(t *testing.T) {
-	dsn := pgtest.Database(t)
+	s := lakeStore(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := ducklake.Init(ctx, pgtest.Connect(t, dsn), ducklake.InitOptions{DataPath: "s3://lake/data/"}); err != nil {
-		t.Fatal(err)
-	}
-	s := store.New(pgtest.Pool(t, dsn), "")
 	w := s.NewTrailWriter(store.TrailOptions{FlushInterval: time.Hour})
 	const n = 64
 	errs := make(chan error, n)
@@ -114,13 +105,9 @@ func TestRecordSyncGroupCommits(t *testing.T) {
 // or holds a NUL (which text cannot store) made storable instead of
 // failing its batch.
 func TestTrailRowsAsRecorded(t *testing.T) {
-	dsn := pgtest.Database(t)
+	s := lakeStore(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := ducklake.Init(ctx, pgtest.Connect(t, dsn), ducklake.InitOptions{DataPath: "s3://lake/data/"}); err != nil {
-		t.Fatal(err)
-	}
-	s := store.New(pgtest.Pool(t, dsn), "")
 	w := s.NewTrailWriter(store.TrailOptions{FlushInterval: 10 * time.Millisecond})
 	evs := []governance.Event{
 		{Source: governance.SourceS3, RequestID: []byte("18C0A1B2"), Action: "GetObject", Principal: "bob", Actor: "agent",
@@ -169,26 +156,14 @@ func TestTrailRowsAsRecorded(t *testing.T) {
 // synchronously, so it fails — and its caller refuses — until Postgres
 // is back.
 func TestRecordCheckedFailsClosed(t *testing.T) {
-	dsn := pgtest.Database(t)
+	dsn := lakeDatabase(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if _, err := ducklake.Init(ctx, pgtest.Connect(t, dsn), ducklake.InitOptions{DataPath: "s3://lake/data/"}); err != nil {
-		t.Fatal(err)
-	}
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	relay := testsupport.NewRelay(t, net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))))
-	host, port, _ := net.SplitHostPort(relay.Addr)
-	p, _ := strconv.Atoi(port)
-	cfg.ConnConfig.Host, cfg.ConnConfig.Port = host, uint16(p)
-	cfg.ConnConfig.ConnectTimeout = 2 * time.Second
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	pool, relay := pgtest.RelayedPool(t, cfg)
 	s := store.New(pool, "")
 	var dropped atomic.Int64
 	w := s.NewTrailWriter(store.TrailOptions{FlushInterval: 10 * time.Millisecond,
@@ -242,4 +217,23 @@ func TestRecordCheckedFailsClosed(t *testing.T) {
 	if n := onTrail(); n != accepted || dropped.Load() != 0 {
 		t.Errorf("%d of %d accepted events on the trail, %d dropped", n, accepted, dropped.Load())
 	}
+}
+
+// lakeStore is a store on a fresh database holding a DuckLake catalog.
+func lakeStore(t *testing.T) *store.Store {
+	t.Helper()
+	return store.New(pgtest.Pool(t, lakeDatabase(t)), "")
+}
+
+// lakeDatabase is a fresh database holding an initialised DuckLake
+// catalog, which the store's tables sit beside.
+func lakeDatabase(t *testing.T) string {
+	t.Helper()
+	dsn := pgtest.Database(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := ducklake.Init(ctx, pgtest.Connect(t, dsn), ducklake.InitOptions{DataPath: "s3://lake/data/"}); err != nil {
+		t.Fatal(err)
+	}
+	return dsn
 }

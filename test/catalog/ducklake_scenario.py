@@ -25,6 +25,7 @@ import uuid
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import duckdb_ext  # noqa: E402  (test/duckdb_ext.py: offline extension loading)
+import jsonreport  # noqa: E402  (test/jsonreport.py: MODE ARGS... → JSON on stdout)
 
 
 def connect(dsn: str, data_path: str):
@@ -157,18 +158,5 @@ def scenario(dsn: str, data_path: str, scratch: str) -> dict:
     return report
 
 
-def main() -> int:
-    mode = sys.argv[1]
-    if mode == "attach":
-        out = attach(sys.argv[2], sys.argv[3])
-    elif mode == "scenario":
-        out = scenario(sys.argv[2], sys.argv[3], sys.argv[4])
-    else:
-        print(__doc__, file=sys.stderr)
-        return 2
-    json.dump(out, sys.stdout)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(jsonreport.main(__doc__, {"attach": attach, "scenario": scenario}))

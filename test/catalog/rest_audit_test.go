@@ -2,8 +2,6 @@ package catalog_test
 
 import (
 	"context"
-	"net"
-	"strconv"
 	"testing"
 	"time"
 
@@ -12,6 +10,7 @@ import (
 	"github.com/duckicelake/duckicelake/catalog/rest"
 	"github.com/duckicelake/duckicelake/governance/store"
 	"github.com/duckicelake/duckicelake/internal/testsupport"
+	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
 // TestLoadTableAuditFailsClosed: a LoadTable that hands out metadata and
@@ -29,16 +28,8 @@ func TestLoadTableAuditFailsClosed(t *testing.T) {
 		pool := d.DB.(*pgxpool.Pool)
 		direct = store.New(pool, "")
 		cfg := pool.Config().Copy()
-		relay = testsupport.NewRelay(t, net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))))
-		host, port, _ := net.SplitHostPort(relay.Addr)
-		p, _ := strconv.Atoi(port)
-		cfg.ConnConfig.Host, cfg.ConnConfig.Port = host, uint16(p)
-		cfg.ConnConfig.ConnectTimeout = 2 * time.Second
-		rp, err := pgxpool.NewWithConfig(context.Background(), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(rp.Close)
+		var rp *pgxpool.Pool
+		rp, relay = pgtest.RelayedPool(t, cfg)
 		trail = store.New(rp, "").NewTrailWriter(store.TrailOptions{FlushInterval: 10 * time.Millisecond})
 		t.Cleanup(trail.Close)
 		d.Audit = trail

@@ -132,6 +132,24 @@ func (r response) errType() string {
 	return e.Error.Type
 }
 
+// identifiers decodes a list-tables or list-views answer into its
+// identifiers, each as namespace.name.
+func (r response) identifiers(t testing.TB) []string {
+	t.Helper()
+	var body struct {
+		Identifiers []struct {
+			Namespace []string `json:"namespace"`
+			Name      string   `json:"name"`
+		} `json:"identifiers"`
+	}
+	r.decode(t, &body)
+	var ids []string
+	for _, id := range body.Identifiers {
+		ids = append(ids, strings.Join(id.Namespace, ".")+"."+id.Name)
+	}
+	return ids
+}
+
 func (r response) decode(t testing.TB, v any) {
 	t.Helper()
 	if err := json.Unmarshal(r.body, v); err != nil {

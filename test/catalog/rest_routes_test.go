@@ -62,18 +62,7 @@ func TestRESTRoutes(t *testing.T) {
 	}
 	tables := func(want ...string) func(*testing.T, response) {
 		return func(t *testing.T, r response) {
-			var body struct {
-				Identifiers []struct {
-					Namespace []string `json:"namespace"`
-					Name      string   `json:"name"`
-				} `json:"identifiers"`
-			}
-			r.decode(t, &body)
-			var got []string
-			for _, id := range body.Identifiers {
-				got = append(got, strings.Join(id.Namespace, ".")+"."+id.Name)
-			}
-			if !slices.Equal(got, want) {
+			if got := r.identifiers(t); !slices.Equal(got, want) {
 				t.Errorf("tables = %v, want %v", got, want)
 			}
 		}

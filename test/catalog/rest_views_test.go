@@ -125,21 +125,7 @@ func TestRESTViews(t *testing.T) {
 	}
 	idents := func(want ...string) func(*testing.T, response) {
 		return func(t *testing.T, r response) {
-			var body struct {
-				Identifiers []struct {
-					Namespace []string `json:"namespace"`
-					Name      string   `json:"name"`
-				} `json:"identifiers"`
-			}
-			r.decode(t, &body)
-			got := []string{}
-			for _, id := range body.Identifiers {
-				got = append(got, strings.Join(id.Namespace, ".")+"."+id.Name)
-			}
-			if want == nil {
-				want = []string{}
-			}
-			if !slices.Equal(got, want) {
+			if got := r.identifiers(t); !slices.Equal(got, want) {
 				t.Errorf("views = %v, want %v", got, want)
 			}
 		}

@@ -136,22 +136,6 @@ func sdkOps(c *s3.Client) []opCase {
 	var etags []string
 	presign := s3.NewPresignClient(c)
 	httpc := &http.Client{Transport: c.Options().HTTPClient.(*http.Client).Transport}
-	do := func(ctx context.Context, method, url string, body []byte) ([]byte, error) {
-		req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
-		if err != nil {
-			return nil, err
-		}
-		resp, err := httpc.Do(req)
-		if err != nil {
-			return nil, err
-		}
-		defer resp.Body.Close()
-		data, err := io.ReadAll(resp.Body)
-		if resp.StatusCode/100 != 2 {
-			return nil, fmt.Errorf("%s: %s", resp.Status, data)
-		}
-		return data, err
-	}
 	return []opCase{
 		{Name: "PutObject", Run: func(ctx context.Context) error {
 			_, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: key("small.txt"), Body: bytes.NewReader(small)})
@@ -254,7 +238,7 @@ func sdkOps(c *s3.Client) []opCase {
 			if err != nil {
 				return err
 			}
-			_, err = do(ctx, req.Method, req.URL, small)
+			_, err = sendPresigned(ctx, httpc, req.Method, req.URL, small)
 			return err
 		}},
 		{Name: "Presigned/GET", Run: func(ctx context.Context) error {
@@ -263,7 +247,7 @@ func sdkOps(c *s3.Client) []opCase {
 			if err != nil {
 				return err
 			}
-			got, err := do(ctx, req.Method, req.URL, nil)
+			got, err := sendPresigned(ctx, httpc, req.Method, req.URL, nil)
 			if err != nil {
 				return err
 			}

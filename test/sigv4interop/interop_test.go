@@ -1,9 +1,12 @@
 package sigv4interop
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -189,4 +192,24 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(code)
+}
+
+// sendPresigned sends a presigned request (the signature is in url) with
+// body, as a browser or curl would, and returns the answer's body; an
+// answer other than 2xx is an error carrying it.
+func sendPresigned(ctx context.Context, httpc *http.Client, method, url string, body []byte) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	resp, err := httpc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if resp.StatusCode/100 != 2 {
+		return nil, fmt.Errorf("%s: %s", resp.Status, data)
+	}
+	return data, err
 }

@@ -106,22 +106,6 @@ func minioOps(c *minio.Client, httpc *http.Client) []opCase {
 		}
 		return nil
 	}
-	do := func(ctx context.Context, method string, u *url.URL, body []byte) ([]byte, error) {
-		req, err := http.NewRequestWithContext(ctx, method, u.String(), bytes.NewReader(body))
-		if err != nil {
-			return nil, err
-		}
-		resp, err := httpc.Do(req)
-		if err != nil {
-			return nil, err
-		}
-		defer resp.Body.Close()
-		data, err := io.ReadAll(resp.Body)
-		if resp.StatusCode/100 != 2 {
-			return nil, fmt.Errorf("%s: %s", resp.Status, data)
-		}
-		return data, err
-	}
 	get := func(ctx context.Context, key string, opts minio.GetObjectOptions) ([]byte, error) {
 		obj, err := c.GetObject(ctx, bucket, key, opts)
 		if err != nil {
@@ -225,7 +209,7 @@ func minioOps(c *minio.Client, httpc *http.Client) []opCase {
 			if err != nil {
 				return err
 			}
-			_, err = do(ctx, http.MethodPut, u, small)
+			_, err = sendPresigned(ctx, httpc, http.MethodPut, u.String(), small)
 			return err
 		}},
 		{Name: "Presigned/GET", Run: func(ctx context.Context) error {
@@ -233,7 +217,7 @@ func minioOps(c *minio.Client, httpc *http.Client) []opCase {
 			if err != nil {
 				return err
 			}
-			got, err := do(ctx, http.MethodGet, u, nil)
+			got, err := sendPresigned(ctx, httpc, http.MethodGet, u.String(), nil)
 			if err != nil {
 				return err
 			}

@@ -23,6 +23,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "test"))
 import duckdb_ext  # noqa: E402  (test/duckdb_ext.py: offline extension loading)
+import jsonreport  # noqa: E402  (test/jsonreport.py: MODE ARGS... → JSON on stdout)
 
 TABLES = ("ev", "idp", "ym", "odd", "ext")
 
@@ -138,20 +139,5 @@ def read(requests_path: str) -> list:
     return out
 
 
-def main() -> int:
-    mode = sys.argv[1]
-    if mode == "write":
-        out = write(sys.argv[2], sys.argv[3])
-    elif mode == "flush":
-        out = flush(sys.argv[2], sys.argv[3])
-    elif mode == "read":
-        out = read(sys.argv[2])
-    else:
-        print(__doc__, file=sys.stderr)
-        return 2
-    json.dump(out, sys.stdout)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(jsonreport.main(__doc__, {"write": write, "flush": flush, "read": read}))

@@ -14,33 +14,29 @@ rowids: the (id, rowid) pairs DuckDB reads in each table at the current
         snapshot, to compare with the _row_id of Iceberg row lineage.
 """
 
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import scenario  # noqa: E402  (connect, report; also sets up duckdb_ext)
+import jsonreport  # noqa: E402  (test/jsonreport.py, on the path scenario sets)
 
 
-def main() -> int:
-    mode, dsn, data_path = sys.argv[1], sys.argv[2], sys.argv[3]
+def merge(dsn: str, data_path: str) -> dict:
     con = scenario.connect(dsn, data_path)
-    if mode == "merge":
-        con.execute("DELETE FROM l.ev WHERE id IN (100, 101, 302)")
-        # A type only format version 3 has: nanosecond timestamps.
-        con.execute("CREATE TABLE l.ns (id BIGINT, t TIMESTAMP_NS)")
-        con.execute("INSERT INTO l.ns SELECT i, TIMESTAMP_NS '2024-01-01 00:00:00.000000001' + to_microseconds(i) FROM range(50) r(i)")
-        con.execute("DELETE FROM l.ns WHERE id % 5 = 0")
-        scenario.TABLES = scenario.TABLES + ("ns",)
-        out = scenario.report(con)
-    elif mode == "rowids":
-        out = {name: con.execute(f"SELECT id, rowid FROM l.{name} ORDER BY id").fetchall() for name in sys.argv[4:]}
-    else:
-        print(__doc__, file=sys.stderr)
-        return 2
-    json.dump(out, sys.stdout)
-    return 0
+    con.execute("DELETE FROM l.ev WHERE id IN (100, 101, 302)")
+    # A type only format version 3 has: nanosecond timestamps.
+    con.execute("CREATE TABLE l.ns (id BIGINT, t TIMESTAMP_NS)")
+    con.execute("INSERT INTO l.ns SELECT i, TIMESTAMP_NS '2024-01-01 00:00:00.000000001' + to_microseconds(i) FROM range(50) r(i)")
+    con.execute("DELETE FROM l.ns WHERE id % 5 = 0")
+    scenario.TABLES = scenario.TABLES + ("ns",)
+    return scenario.report(con)
+
+
+def rowids(dsn: str, data_path: str, *tables: str) -> dict:
+    con = scenario.connect(dsn, data_path)
+    return {name: con.execute(f"SELECT id, rowid FROM l.{name} ORDER BY id").fetchall() for name in tables}
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(jsonreport.main(__doc__, {"merge": merge, "rowids": rowids}))

@@ -16,16 +16,16 @@ pyiceberg: load_table through the REST catalog (vended credentials, the
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "test"))
 import duckdb_ext  # noqa: E402  (test/duckdb_ext.py: offline extension loading)
+import jsonreport  # noqa: E402  (test/jsonreport.py: MODE ARGS... → JSON on stdout)
 
 
-def duckdb(dsn: str, data_path: str, endpoint: str, key: str, secret: str, statements: list[str]) -> list:
+def duckdb(dsn: str, data_path: str, endpoint: str, key: str, secret: str, first: str, *more: str) -> list:
     con = duckdb_ext.connect(load=("ducklake", "postgres", "httpfs"))
     con.execute("SET TimeZone = 'UTC'")
     u = urllib.parse.urlparse(endpoint)
@@ -35,7 +35,7 @@ def duckdb(dsn: str, data_path: str, endpoint: str, key: str, secret: str, state
     )
     con.execute(f"ATTACH 'ducklake:postgres:{dsn}' AS l (DATA_PATH '{data_path}')")
     return [[[v if v is None or isinstance(v, (bool, int, float, str)) else str(v) for v in row] for row in con.execute(sql).fetchall()]
-            for sql in statements]
+            for sql in (first, *more)]
 
 
 def pyiceberg(uri: str, credential: str, ns: str, table: str) -> dict:
@@ -53,17 +53,5 @@ def pyiceberg(uri: str, credential: str, ns: str, table: str) -> dict:
     }
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) >= 7 and argv[1] == "duckdb":
-        out = duckdb(argv[2], argv[3], argv[4], argv[5], argv[6], argv[7:])
-    elif len(argv) == 6 and argv[1] == "pyiceberg":
-        out = pyiceberg(*argv[2:])
-    else:
-        print(__doc__, file=sys.stderr)
-        return 2
-    json.dump(out, sys.stdout)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(jsonreport.main(__doc__, {"duckdb": duckdb, "pyiceberg": pyiceberg}))

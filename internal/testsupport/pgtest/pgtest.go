@@ -15,10 +15,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -124,6 +126,26 @@ func Pool(t testing.TB, dsn string) *pgxpool.Pool {
 	}
 	t.Cleanup(p.Close)
 	return p
+}
+
+// RelayedPool opens a pool configured by cfg (which it changes) that
+// reaches Postgres through a [testsupport.Relay], for a test that plays an
+// outage with the relay's Cut; connecting times out in 2s, so a cut
+// Postgres is an error soon. The pool is closed when t ends, before the
+// relay.
+func RelayedPool(t testing.TB, cfg *pgxpool.Config) (*pgxpool.Pool, *testsupport.Relay) {
+	t.Helper()
+	relay := testsupport.NewRelay(t, net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))))
+	host, port, _ := net.SplitHostPort(relay.Addr)
+	p, _ := strconv.Atoi(port)
+	cfg.ConnConfig.Host, cfg.ConnConfig.Port = host, uint16(p)
+	cfg.ConnConfig.ConnectTimeout = 2 * time.Second
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("relayed pool: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	return pool, relay
 }
 
 // Tool finds a PostgreSQL client program (pg_dump, psql): on PATH, else in
