@@ -98,13 +98,9 @@ func TestTrailCoalescesIdenticalReads(t *testing.T) {
 // refused (ErrTrailFull) and counted (OnRefuse), never silently dropped;
 // events that fit are written.
 func TestRecordCheckedRefusesWhenFull(t *testing.T) {
-	dsn := pgtest.Database(t)
+	s := lakeStore(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := ducklake.Init(ctx, pgtest.Connect(t, dsn), ducklake.InitOptions{DataPath: "s3://lake/data/"}); err != nil {
-		t.Fatal(err)
-	}
-	s := store.New(pgtest.Pool(t, dsn), "")
 	var refused atomic.Int64
 	// A buffer of 4 and a writer that drains only at Close or when half
 	// the buffer waits: fill it faster than it drains.
