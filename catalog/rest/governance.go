@@ -83,32 +83,85 @@ func (s *Server) author(r *request) admin.Author {
 	return admin.Author{Principal: s.governancePrincipal(r), RequestID: string(r.rc.Request.Header.Peek("X-Request-Id"))}
 }
 
-// governancePut creates or updates one object (POST): the body is the
-// object; the answer echoes it.
-func (s *Server) governancePut(r *request, kind string) error {
-	svc := s.gov.Admin
-	var out any
-	var err error
-	switch kind {
-	case "tags":
-		out, err = putBody(s, r, svc.PutTag)
-	case "object-tags":
-		out, err = putBody(s, r, svc.PutObjectTag)
-	case "masking-policies":
-		out, err = putBody(s, r, svc.PutMaskingPolicy)
-	case "row-access-policies":
-		out, err = putBody(s, r, svc.PutRowAccessPolicy)
-	case "policy-attachments":
-		out, err = putBody(s, r, svc.PutAttachment)
-	case "roles":
-		out, err = putBody(s, r, svc.PutRole)
-	case "role-grants":
-		out, err = putBody(s, r, svc.PutRoleGrant)
-	case "object-grants":
-		out, err = putBody(s, r, svc.PutObjectGrant)
-	default:
-		return notFound(r)
+// governanceKind is one kind of governance object and what the API does
+// with it. One row per kind drives both the routes (routes.go) and the
+// handlers, so a kind's authoring, deleting and reading are stated once.
+type governanceKind struct {
+	kind string
+	// names is the path of one object after the kind's ("/{name}",
+	// "/{name}/{name2}"): get and delete by name. "" for an association,
+	// which is deleted by the same body that made it and has no GET.
+	names string
+	put   func(*Server, *request) (any, error)
+	del   func(*Server, *request, []string) error
+	list  func(*request, *admin.Snapshot) (any, error)
+	get   func(*admin.Snapshot, []string) (any, error)
+}
+
+// governanceKinds are the seeds' governance objects.
+var governanceKinds = []governanceKind{
+	{kind: "tags", names: "/{name}/{name2}", put: putWith((*admin.Service).PutTag),
+		del: func(s *Server, r *request, n []string) error {
+			return s.gov.Admin.DeleteTag(r.ctx, s.author(r), n[0], n[1])
+		},
+		list: func(_ *request, sn *admin.Snapshot) (any, error) { return sn.Tags(), nil },
+		get:  func(sn *admin.Snapshot, n []string) (any, error) { return sn.Tag(n[0], n[1]) }},
+	{kind: "masking-policies", names: "/{name}", put: putWith((*admin.Service).PutMaskingPolicy),
+		del:  deleteNamed((*admin.Service).DeleteMaskingPolicy),
+		list: func(_ *request, sn *admin.Snapshot) (any, error) { return sn.MaskingPolicies(), nil },
+		get:  func(sn *admin.Snapshot, n []string) (any, error) { return sn.MaskingPolicy(n[0]) }},
+	{kind: "row-access-policies", names: "/{name}", put: putWith((*admin.Service).PutRowAccessPolicy),
+		del:  deleteNamed((*admin.Service).DeleteRowAccessPolicy),
+		list: func(_ *request, sn *admin.Snapshot) (any, error) { return sn.RowAccessPolicies(), nil },
+		get:  func(sn *admin.Snapshot, n []string) (any, error) { return sn.RowAccessPolicy(n[0]) }},
+	{kind: "roles", names: "/{name}", put: putWith((*admin.Service).PutRole),
+		del:  deleteNamed((*admin.Service).DeleteRole),
+		list: func(_ *request, sn *admin.Snapshot) (any, error) { return sn.Roles(), nil },
+		get:  func(sn *admin.Snapshot, n []string) (any, error) { return sn.Role(n[0]) }},
+	{kind: "object-tags", put: putWith((*admin.Service).PutObjectTag), del: deleteByBody((*admin.Service).DeleteObjectTag),
+		list: func(r *request, sn *admin.Snapshot) (any, error) { return sn.ObjectTags(r.ctx) }},
+	{kind: "policy-attachments", put: putWith((*admin.Service).PutAttachment), del: deleteByBody((*admin.Service).DeleteAttachment),
+		list: func(r *request, sn *admin.Snapshot) (any, error) { return sn.Attachments(r.ctx) }},
+	{kind: "role-grants", put: putWith((*admin.Service).PutRoleGrant), del: deleteByBody((*admin.Service).DeleteRoleGrant),
+		list: func(r *request, sn *admin.Snapshot) (any, error) {
+			return sn.RoleGrants(string(r.rc.QueryArgs().Peek("principal"))), nil
+		}},
+	{kind: "object-grants", put: putWith((*admin.Service).PutObjectGrant), del: deleteByBody((*admin.Service).DeleteObjectGrant),
+		list: func(r *request, sn *admin.Snapshot) (any, error) { return sn.ObjectGrants(r.ctx) }},
+}
+
+// putWith is the put of a kind authored by put: r's body decoded as a T
+// and applied; the answer echoes what was applied. A malformed body is
+// the readJSON 400 as it is.
+func putWith[T any](put func(*admin.Service, context.Context, admin.Author, T) error) func(*Server, *request) (any, error) {
+	return func(s *Server, r *request) (any, error) {
+		var in T
+		if err := s.readJSON(r.rc, &in); err != nil {
+			return nil, err
+		}
+		return in, put(s.gov.Admin, r.ctx, s.author(r), in)
 	}
+}
+
+// deleteNamed is the delete of a kind named by one path segment.
+func deleteNamed(del func(*admin.Service, context.Context, admin.Author, string) error) func(*Server, *request, []string) error {
+	return func(s *Server, r *request, n []string) error { return del(s.gov.Admin, r.ctx, s.author(r), n[0]) }
+}
+
+// deleteByBody is the delete of an association: the body that made it.
+func deleteByBody[T any](del func(*admin.Service, context.Context, admin.Author, T) error) func(*Server, *request, []string) error {
+	return func(s *Server, r *request, _ []string) error {
+		var in T
+		if err := s.readJSON(r.rc, &in); err != nil {
+			return err
+		}
+		return del(s.gov.Admin, r.ctx, s.author(r), in)
+	}
+}
+
+// governancePut creates or updates one object (POST).
+func (s *Server) governancePut(r *request, k *governanceKind) error {
+	out, err := k.put(s, r)
 	if err != nil {
 		return governanceError(err)
 	}
@@ -116,111 +169,35 @@ func (s *Server) governancePut(r *request, kind string) error {
 	return writeJSON(r.rc, out)
 }
 
-// putBody decodes r's body as a T and applies it with put; the answer
-// echoes what was applied. A malformed body is the readJSON 400 as it is.
-func putBody[T any](s *Server, r *request, put func(context.Context, admin.Author, T) error) (any, error) {
-	var in T
-	if err := s.readJSON(r.rc, &in); err != nil {
-		return nil, err
-	}
-	return in, put(r.ctx, s.author(r), in)
-}
-
 // governanceDelete deletes one object: by name in the path (tags,
 // policies, roles) or by the same body that created it (associations).
-func (s *Server) governanceDelete(r *request, kind string, names []string) error {
-	ctx, a, svc := r.ctx, s.author(r), s.gov.Admin
-	var err error
-	switch kind {
-	case "tags":
-		err = svc.DeleteTag(ctx, a, names[0], names[1])
-	case "masking-policies":
-		err = svc.DeleteMaskingPolicy(ctx, a, names[0])
-	case "row-access-policies":
-		err = svc.DeleteRowAccessPolicy(ctx, a, names[0])
-	case "roles":
-		err = svc.DeleteRole(ctx, a, names[0])
-	case "object-tags":
-		var in admin.ObjectTag
-		if err = s.readJSON(r.rc, &in); err == nil {
-			err = svc.DeleteObjectTag(ctx, a, in)
-		}
-	case "policy-attachments":
-		var in admin.Attachment
-		if err = s.readJSON(r.rc, &in); err == nil {
-			err = svc.DeleteAttachment(ctx, a, in)
-		}
-	case "role-grants":
-		var in admin.RoleGrant
-		if err = s.readJSON(r.rc, &in); err == nil {
-			err = svc.DeleteRoleGrant(ctx, a, in)
-		}
-	case "object-grants":
-		var in admin.ObjectGrant
-		if err = s.readJSON(r.rc, &in); err == nil {
-			err = svc.DeleteObjectGrant(ctx, a, in)
-		}
-	default:
-		return notFound(r)
-	}
-	if err != nil {
+func (s *Server) governanceDelete(r *request, k *governanceKind) error {
+	if err := k.del(s, r, r.names()); err != nil {
 		return governanceError(err)
 	}
-	s.gov.changed(ctx)
+	s.gov.changed(r.ctx)
 	r.rc.SetStatusCode(fasthttp.StatusNoContent)
 	return nil
 }
 
-func (s *Server) governanceList(r *request, kind string) error {
+func (s *Server) governanceList(r *request, k *governanceKind) error {
 	sn, err := s.gov.Admin.Load(r.ctx)
 	if err != nil {
 		return err
 	}
-	var out any
-	switch kind {
-	case "tags":
-		out = sn.Tags()
-	case "object-tags":
-		out, err = sn.ObjectTags(r.ctx)
-	case "masking-policies":
-		out = sn.MaskingPolicies()
-	case "row-access-policies":
-		out = sn.RowAccessPolicies()
-	case "policy-attachments":
-		out, err = sn.Attachments(r.ctx)
-	case "roles":
-		out = sn.Roles()
-	case "role-grants":
-		out = sn.RoleGrants(string(r.rc.QueryArgs().Peek("principal")))
-	case "object-grants":
-		out, err = sn.ObjectGrants(r.ctx)
-	default:
-		return notFound(r)
-	}
+	out, err := k.list(r, sn)
 	if err != nil {
 		return err
 	}
 	return writeJSON(r.rc, out)
 }
 
-func (s *Server) governanceGet(r *request, kind string, names []string) error {
+func (s *Server) governanceGet(r *request, k *governanceKind) error {
 	sn, err := s.gov.Admin.Load(r.ctx)
 	if err != nil {
 		return err
 	}
-	var out any
-	switch kind {
-	case "tags":
-		out, err = sn.Tag(names[0], names[1])
-	case "masking-policies":
-		out, err = sn.MaskingPolicy(names[0])
-	case "row-access-policies":
-		out, err = sn.RowAccessPolicy(names[0])
-	case "roles":
-		out, err = sn.Role(names[0])
-	default:
-		return notFound(r)
-	}
+	out, err := k.get(sn, r.names())
 	if err != nil {
 		return governanceError(err)
 	}

@@ -117,28 +117,19 @@ func routeTable() []route {
 		{method: "GET", pattern: "/v1/{prefix}/governance/effective-policies", action: governance.ActionReadGovernance, handle: (*Server).effectivePolicies, scopedByHandler: true, enabled: hasGov, off: offGov},
 		{method: "GET", pattern: "/v1/{prefix}/governance/audit", action: governance.ActionReadGovernance, handle: (*Server).auditTrail, scopedByHandler: true, enabled: hasGov, off: offGov},
 	}
-	// Governance objects: named kinds (list, put; get, delete by name) and
-	// relation kinds (list, put, delete by body).
-	for _, k := range []struct {
-		kind  string
-		names string
-	}{{"tags", "/{name}/{name2}"}, {"masking-policies", "/{name}"}, {"row-access-policies", "/{name}"}, {"roles", "/{name}"}} {
+	// Governance objects (governanceKinds): list and put; get and delete by
+	// name for named kinds, delete by body for associations.
+	for i := range governanceKinds {
+		k := &governanceKinds[i]
 		base := "/v1/{prefix}/governance/" + k.kind
-		kind := k.kind
 		rs = append(rs,
-			route{method: "GET", pattern: base, action: governance.ActionReadGovernance, handle: func(s *Server, r *request) error { return s.governanceList(r, kind) }},
-			route{method: "POST", pattern: base, action: governance.ActionAdminGovernance, handle: func(s *Server, r *request) error { return s.governancePut(r, kind) }},
-			route{method: "GET", pattern: base + k.names, action: governance.ActionReadGovernance, handle: func(s *Server, r *request) error { return s.governanceGet(r, kind, r.names()) }},
-			route{method: "DELETE", pattern: base + k.names, action: governance.ActionAdminGovernance, handle: func(s *Server, r *request) error { return s.governanceDelete(r, kind, r.names()) }},
+			route{method: "GET", pattern: base, action: governance.ActionReadGovernance, handle: func(s *Server, r *request) error { return s.governanceList(r, k) }},
+			route{method: "POST", pattern: base, action: governance.ActionAdminGovernance, handle: func(s *Server, r *request) error { return s.governancePut(r, k) }},
+			route{method: "DELETE", pattern: base + k.names, action: governance.ActionAdminGovernance, handle: func(s *Server, r *request) error { return s.governanceDelete(r, k) }},
 		)
-	}
-	for _, kind := range []string{"object-tags", "policy-attachments", "role-grants", "object-grants"} {
-		base := "/v1/{prefix}/governance/" + kind
-		rs = append(rs,
-			route{method: "GET", pattern: base, action: governance.ActionReadGovernance, handle: func(s *Server, r *request) error { return s.governanceList(r, kind) }},
-			route{method: "POST", pattern: base, action: governance.ActionAdminGovernance, handle: func(s *Server, r *request) error { return s.governancePut(r, kind) }},
-			route{method: "DELETE", pattern: base, action: governance.ActionAdminGovernance, handle: func(s *Server, r *request) error { return s.governanceDelete(r, kind, nil) }},
-		)
+		if k.names != "" {
+			rs = append(rs, route{method: "GET", pattern: base + k.names, action: governance.ActionReadGovernance, handle: func(s *Server, r *request) error { return s.governanceGet(r, k) }})
+		}
 	}
 	// Spec routes this catalog does not serve: known, so answered 406
 	// rather than 404, and never listed.
