@@ -233,13 +233,13 @@ bench_start_relay() {
   stack_log "tcprelay: $BENCH_RELAY_ENDPOINT -> $STACK_S3_ENDPOINT (pid $BENCH_RELAY_PID)"
 }
 
-# bench_start_serve BIN NAME starts one more `serve` of BIN on the stack's
-# config (same backend, catalog and keys) on free ports, and sets
+# bench_start_serve BIN NAME [CONFIG] starts one more `serve` of BIN on the
+# stack's config or CONFIG (same backend, catalog and keys) on free ports, and sets
 # BENCH_SERVE_GATEWAY, BENCH_SERVE_ADMIN and BENCH_SERVE_PID.
 bench_start_serve() {
-  local bin=$1 name=$2 gw admin log=$STACK_DIR/duckicelake-$2.log
+  local bin=$1 name=$2 gw admin log=$STACK_DIR/duckicelake-$2.log config=${3:-$STACK_CONFIG}
   read -r gw admin < <(stack_free_ports 2)
-  "$bin" serve --config "$STACK_CONFIG" -gateway.listen "127.0.0.1:$gw" -catalog.listen "127.0.0.1:$admin" >"$log" 2>&1 &
+  "$bin" serve --config "$config" -gateway.listen "127.0.0.1:$gw" -catalog.listen "127.0.0.1:$admin" >"$log" 2>&1 &
   BENCH_SERVE_PID=$!
   stack_track "$BENCH_SERVE_PID"
   BENCH_SERVE_GATEWAY=127.0.0.1:$gw
@@ -272,7 +272,11 @@ vs=direct,relay
 
 if [[ $mode == compare ]]; then
   [[ ${STACK_GATEWAY_UP:-0} == 1 && $STACK_CATALOG == 1 ]] || stack_die "the stack has no gateway and catalog"
-  bench_start_serve "$scratch/duckicelake-old" old
+  # An older build refuses settings it does not know: give it the stack's
+  # config without the sections added since (embedded DuckDB's [duckdb]).
+  old_config=$STACK_DIR/duckicelake-old.toml
+  (umask 077 && sed '/^\[duckdb\]/,/^$/d' "$STACK_CONFIG" >"$old_config")
+  bench_start_serve "$scratch/duckicelake-old" old "$old_config"
   old_gateway=$BENCH_SERVE_GATEWAY old_admin=$BENCH_SERVE_ADMIN
   targets+=(-target "$(bench_gateway_target "gateway-old" "$old_gateway" "$BENCH_SERVE_PID")")
   targets+=(-target "$(bench_gateway_target "gateway-new" "$STACK_GATEWAY_ADDR" "$STACK_GATEWAY_PID")")
