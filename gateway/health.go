@@ -1,10 +1,10 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -98,7 +98,7 @@ func (s *Server) AdminHandler(g prometheus.Gatherer, next fasthttp.RequestHandle
 	metrics := fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
 	pprof := pprofEnabled()
 	return func(ctx *fasthttp.RequestCtx) {
-		if pprof && strings.HasPrefix(string(ctx.Path()), "/debug/pprof/") {
+		if pprof && bytes.HasPrefix(ctx.Path(), []byte("/debug/pprof/")) {
 			pprofhandler.PprofHandler(ctx)
 			return
 		}

@@ -1,7 +1,8 @@
 package rest
 
 import (
-	"context"
+	"net"
+	"net/netip"
 	"time"
 
 	"go.uber.org/zap"
@@ -45,13 +46,24 @@ func (s *Server) audit(r *request, rt *route, start time.Time) {
 	if rt == nil || rt.public || !audited(rt.action) || s.sink == nil {
 		return
 	}
+	// The event is built in pooled scratch: handed to a Sink (an
+	// interface) it would escape, with its bytes, on every audited
+	// request — most of them LoadTable cache hits that allocate little
+	// else. Sinks copy what they keep before they return.
+	sc, _ := s.auditScratch.Get().(*auditScratch)
+	if sc == nil {
+		sc = new(auditScratch)
+	}
+	defer s.auditScratch.Put(sc)
 	status := r.rc.Response.StatusCode()
-	ev := governance.Event{
+	sc.ev = governance.Event{
 		Source: governance.SourceCatalog, RequestID: r.rc.Request.Header.Peek("X-Request-Id"),
-		Remote: []byte(r.rc.RemoteAddr().String()), Method: r.rc.Method(), Action: rt.action.String(),
+		Remote: appendAddr(sc.remote[:0], r.rc.RemoteAddr()), Method: r.rc.Method(), Action: rt.action.String(),
 		Channel: governance.ChannelREST, Namespace: r.ns, Table: r.table, View: r.view,
 		Status: status, Latency: s.now().Sub(start),
 	}
+	ev := &sc.ev
+	defer func() { *ev = governance.Event{} }() // no request's bytes kept in the pool
 	if r.p != nil {
 		ev.Principal, ev.Actor = r.p.Subject, governance.ActorHuman
 	}
@@ -66,23 +78,44 @@ func (s *Server) audit(r *request, rt *route, start time.Time) {
 	}
 	durable := mustBeDurable(rt.action, ev.Decision, r.metadataOnly)
 	if !durable && !mustBeChecked(rt.action) {
-		s.sink.Record(&ev)
+		s.sink.Record(ev)
 		return
 	}
 	// The request's own context may be spent (its deadline, a client gone):
-	// the trail gets its own bound.
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.RequestTimeout)
-	defer cancel()
+	// the trail gets its own bound, a context that arms no timer unless the
+	// write has to wait (a buffered event does not).
+	ctx := &reqContext{deadline: time.Now().Add(s.cfg.RequestTimeout)}
+	defer ctx.release()
 	record := governance.RecordSync
 	if !durable {
 		// A metadata-only LoadTable: read at rates no trail could take a
 		// row each for, identical ones share a row with a count.
 		record, ev.Coalesce = governance.RecordChecked, true
 	}
-	if err := record(ctx, s.sink, &ev); err != nil {
+	if err := record(ctx, s.sink, ev); err != nil {
 		s.log.Error("catalog: audit event not written; the answer is withheld", zap.String("route", rt.pattern), zap.Error(err))
 		if status < 400 {
 			s.writeErrorFor(r.rc, r, errorf(503, TypeServiceUnavailable, "the audit trail is unavailable; retry later"))
 		}
 	}
+}
+
+// auditScratch is where audit builds one event (Server.auditScratch).
+type auditScratch struct {
+	ev     governance.Event
+	remote [64]byte
+}
+
+// appendAddr appends a client address as host:port to b, without the
+// allocations of net.Addr's String for the TCP addresses every request has.
+func appendAddr(b []byte, a net.Addr) []byte {
+	if t, ok := a.(*net.TCPAddr); ok {
+		// Unmapped, as String prints an IPv4 client of a dual-stack socket.
+		ap := t.AddrPort()
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()).AppendTo(b)
+	}
+	if a == nil {
+		return b
+	}
+	return append(b, a.String()...)
 }

@@ -2,6 +2,7 @@ package rest
 
 import (
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,12 +14,29 @@ import (
 type routeMetrics struct {
 	requests *prometheus.CounterVec   // route, method, code
 	seconds  *prometheus.HistogramVec // route, method
+
+	// series caches each (route, code)'s counter and histogram: the
+	// vectors' label lookups hash the label values on every request. It
+	// is bounded by the route table times the status codes answered.
+	mu     sync.RWMutex
+	series map[seriesKey]routeSeries
+}
+
+type seriesKey struct {
+	rt   *route // nil: unmatched
+	code int
+}
+
+type routeSeries struct {
+	requests prometheus.Counter
+	seconds  prometheus.Observer
 }
 
 const unmatchedRoute = "unmatched"
 
 func newRouteMetrics(reg prometheus.Registerer) (*routeMetrics, error) {
 	m := &routeMetrics{
+		series: make(map[seriesKey]routeSeries),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "duckicelake_catalog_requests_total",
 			Help: "Iceberg REST catalog requests by route (the spec's path pattern), method and status code.",
@@ -45,10 +63,40 @@ func (m *routeMetrics) observe(rt *route, code int, d time.Duration) {
 	if m == nil {
 		return
 	}
-	pattern, method := unmatchedRoute, ""
-	if rt != nil {
-		pattern, method = rt.pattern, rt.method
+	k := seriesKey{rt, code}
+	m.mu.RLock()
+	se, ok := m.series[k]
+	m.mu.RUnlock()
+	if !ok {
+		pattern, method := unmatchedRoute, ""
+		if rt != nil {
+			pattern, method = rt.pattern, rt.method
+		}
+		se = routeSeries{
+			requests: m.requests.WithLabelValues(pattern, method, statusLabel(code)),
+			seconds:  m.seconds.WithLabelValues(pattern, method),
+		}
+		m.mu.Lock()
+		m.series[k] = se
+		m.mu.Unlock()
 	}
-	m.requests.WithLabelValues(pattern, method, strconv.Itoa(code)).Inc()
-	m.seconds.WithLabelValues(pattern, method).Observe(d.Seconds())
+	se.requests.Inc()
+	se.seconds.Observe(d.Seconds())
+}
+
+// statusLabels are the label values of the HTTP status codes, made once:
+// strconv.Itoa allocates for every number past 99, on every request.
+var statusLabels = func() (t [600]string) {
+	for i := range t {
+		t[i] = strconv.Itoa(i)
+	}
+	return t
+}()
+
+// statusLabel is code's label value.
+func statusLabel(code int) string {
+	if code >= 0 && code < len(statusLabels) {
+		return statusLabels[code]
+	}
+	return strconv.Itoa(code)
 }

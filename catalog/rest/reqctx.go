@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"sync"
 	"syscall"
 	"time"
 
@@ -30,14 +31,117 @@ var errClientGone = errors.New("the client closed the connection")
 // with a read deadline in the past and clears it; fasthttp sets its own
 // deadline before it reads the next request. A connection that is not a
 // plain socket (TLS, a wrapper) gets the deadline only.
+//
+// The timer and the watcher are armed by the first call to Done, not
+// before: only work that can wait (a query, a backend request, a flight)
+// asks for Done, and a request answered from memory — a LoadTable cache
+// hit, the catalog's hottest path — never does, so it pays for neither (a
+// goroutine, a peek, two deadline changes and a timer each). Until then
+// Err still reports the deadline, from the clock.
 func (s *Server) requestContext(rc *fasthttp.RequestCtx) (context.Context, func()) {
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.RequestTimeout)
-	ctx, cancelCause := context.WithCancelCause(ctx)
-	stopWatch := watchDisconnect(rc.Conn(), func() { cancelCause(errClientGone) })
-	return ctx, func() {
-		stopWatch()
-		cancelCause(context.Canceled)
-		cancel()
+	c := &reqContext{deadline: time.Now().Add(s.cfg.RequestTimeout), conn: rc.Conn()}
+	return c, c.release
+}
+
+// reqContext is requestContext's context.Context.
+type reqContext struct {
+	deadline time.Time
+	conn     net.Conn // nil: no watcher (a test's RequestCtx)
+
+	mu       sync.Mutex
+	done     chan struct{} // made by the first Done
+	err      error         // Canceled or DeadlineExceeded, once done is closed
+	cause    error         // errClientGone, DeadlineExceeded or Canceled
+	timer    *time.Timer
+	stop     func() // stops the watcher
+	released bool
+}
+
+func (c *reqContext) Deadline() (time.Time, bool) { return c.deadline, true }
+
+func (c *reqContext) Value(any) any { return nil }
+
+func (c *reqContext) Done() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done != nil {
+		return c.done
+	}
+	c.done = make(chan struct{})
+	d := time.Until(c.deadline)
+	if d <= 0 {
+		c.closeLocked(context.DeadlineExceeded, context.DeadlineExceeded)
+	}
+	if c.err != nil { // released, or past the deadline
+		select {
+		case <-c.done:
+		default:
+			close(c.done)
+		}
+		return c.done
+	}
+	c.timer = time.AfterFunc(d, func() { c.cancel(context.DeadlineExceeded, context.DeadlineExceeded) })
+	if c.conn != nil {
+		c.stop = watchDisconnect(c.conn, func() { c.cancel(context.Canceled, errClientGone) })
+	}
+	return c.done
+}
+
+func (c *reqContext) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err == nil && !time.Now().Before(c.deadline) {
+		// Past the deadline with no timer armed (or not yet fired): the
+		// context is done now, as Err may report only once Done is closed.
+		c.closeLocked(context.DeadlineExceeded, context.DeadlineExceeded)
+	}
+	return c.err
+}
+
+// Cause is why the context is done: errClientGone when the client closed
+// the connection, else Err. (context.Cause sees only the standard
+// library's own contexts.)
+func (c *reqContext) Cause() error {
+	if err := c.Err(); err == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cause
+}
+
+func (c *reqContext) cancel(err, cause error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closeLocked(err, cause)
+}
+
+// closeLocked ends the context (once): done closed, if made, with err.
+func (c *reqContext) closeLocked(err, cause error) {
+	if c.err != nil {
+		return
+	}
+	c.err, c.cause = err, cause
+	if c.done != nil {
+		close(c.done)
+	}
+}
+
+// release ends the request: the timer and the watcher, if armed, are
+// stopped (the watcher has let go of the connection when it returns), and
+// work still holding the context sees it cancelled.
+func (c *reqContext) release() {
+	c.mu.Lock()
+	c.released = true
+	timer, stop := c.timer, c.stop
+	c.timer, c.stop = nil, nil
+	c.closeLocked(context.Canceled, context.Canceled)
+	c.mu.Unlock()
+	if timer != nil {
+		timer.Stop()
+	}
+	if stop != nil {
+		stop() // outside the lock: the watcher's gone() takes it
 	}
 }
 

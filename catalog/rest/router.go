@@ -313,11 +313,33 @@ func decodeNamespace(seg []byte) (string, error) {
 // multiLevel reports whether a namespace path parameter names a namespace
 // of more than one level, and its levels.
 func multiLevel(seg []byte) ([]string, bool) {
+	if !mayHoldSeparator(seg) {
+		return nil, false // the common case, decided without decoding
+	}
 	ns, err := unescape(seg)
 	if err != nil {
 		return nil, false
 	}
 	return multiLevelNamespace([]string{ns})
+}
+
+// mayHoldSeparator reports whether a path segment may decode to a string
+// holding nsSeparator: it holds the byte, or an escape of it.
+func mayHoldSeparator(seg []byte) bool {
+	if bytes.IndexByte(seg, nsSeparator[0]) >= 0 {
+		return true
+	}
+	for i := bytes.IndexByte(seg, '%'); i >= 0 && i+2 < len(seg); {
+		if seg[i+1] == '1' && (seg[i+2] == 'f' || seg[i+2] == 'F') {
+			return true
+		}
+		j := bytes.IndexByte(seg[i+1:], '%')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return false
 }
 
 // multiLevelNamespace reports whether a namespace given as levels (a JSON

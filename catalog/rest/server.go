@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -84,19 +85,21 @@ type Deps struct {
 
 // Server is the Iceberg REST catalog. Handler serves it.
 type Server struct {
-	cfg     Config
-	db      DB
-	reader  *ducklake.Reader
-	writer  *ducklake.Writer
-	cat     *ducklake.Catalog // the catalog's statements (schemas, tables, views)
-	mat     Materializer
-	keyring *creds.Keyring
-	signer  *remoteSigner // nil: remote signing is not configured
-	gov     *Governance   // nil: no governance
-	commits *commit.Catalog
-	objects objstore.Store // nil: no register, no purge, no view metadata files
-	log     *zap.Logger
-	now     func() time.Time
+	cfg Config
+	// auditScratch pools the events audit builds (*auditScratch).
+	auditScratch sync.Pool
+	db           DB
+	reader       *ducklake.Reader
+	writer       *ducklake.Writer
+	cat          *ducklake.Catalog // the catalog's statements (schemas, tables, views)
+	mat          Materializer
+	keyring      *creds.Keyring
+	signer       *remoteSigner // nil: remote signing is not configured
+	gov          *Governance   // nil: no governance
+	commits      *commit.Catalog
+	objects      objstore.Store // nil: no register, no purge, no view metadata files
+	log          *zap.Logger
+	now          func() time.Time
 
 	routes  []route // the route table (routes.go)
 	sink    governance.Sink

@@ -180,7 +180,8 @@ func withMCP(next fasthttp.RequestHandler, ms *mcp.Server, cat *catalogService) 
 		return mcp.Identity{Principal: sub, Scopes: scopes}, nil
 	}))
 	return func(ctx *fasthttp.RequestCtx) {
-		if p := string(ctx.Path()); p == mcpPath || p == mcpPath+"/" {
+		// Compared as string(p) == …, which does not allocate.
+		if p := ctx.Path(); string(p) == mcpPath || string(p) == mcpPath+"/" {
 			h(ctx)
 			return
 		}
