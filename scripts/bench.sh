@@ -272,10 +272,21 @@ vs=direct,relay
 
 if [[ $mode == compare ]]; then
   [[ ${STACK_GATEWAY_UP:-0} == 1 && $STACK_CATALOG == 1 ]] || stack_die "the stack has no gateway and catalog"
-  # An older build refuses settings it does not know: give it the stack's
-  # config without the sections added since (embedded DuckDB's [duckdb]).
+  # An older build refuses a catalog whose sidecar tables a newer one has
+  # migrated, and settings it does not know: it gets its own catalog (a
+  # second database of the stack's Postgres, its own data path in the same
+  # bucket) and the stack's config without the sections added since
+  # (embedded DuckDB's [duckdb]). Same backend, keys and OAuth key.
+  env DUCKICELAKE_PG_DSN= DUCKICELAKE_PG_DIR="$STACK_PG_DIR" DUCKICELAKE_PG_PORT="$STACK_PG_PORT" \
+    scripts/pg.sh psql -q -c 'CREATE DATABASE ducklake_old' >/dev/null
+  old_dsn=${STACK_PG_DSN/\/ducklake\?//ducklake_old?}
+  old_dsn_kv=${STACK_PG_DSN_KV/dbname=ducklake/dbname=ducklake_old}
+  old_data_path=s3://$STACK_BUCKET/old-data/
+  "$scratch/duckicelake-old" init --dsn "$old_dsn" --data-path "$old_data_path" >/dev/null ||
+    stack_die "duckicelake init ($old_name) failed"
   old_config=$STACK_DIR/duckicelake-old.toml
-  (umask 077 && sed '/^\[duckdb\]/,/^$/d' "$STACK_CONFIG" >"$old_config")
+  (umask 077 && sed -e '/^\[duckdb\]/,/^$/d' -e "s#^dsn = .*#dsn = \"$old_dsn\"#" \
+    -e "s#^data_path = .*#data_path = \"$old_data_path\"#" "$STACK_CONFIG" >"$old_config")
   bench_start_serve "$scratch/duckicelake-old" old "$old_config"
   old_gateway=$BENCH_SERVE_GATEWAY old_admin=$BENCH_SERVE_ADMIN
   targets+=(-target "$(bench_gateway_target "gateway-old" "$old_gateway" "$BENCH_SERVE_PID")")
@@ -287,18 +298,27 @@ if [[ $mode == compare ]]; then
 
   echo
   echo "== LoadTable: writing demo.events (DuckDB, 20 INSERTs through the gateway)"
+  # The same table in each build's catalog, written through its own gateway.
+  loadtable() { # CATALOG_URL DSN_KV DATA_PATH GATEWAY CONFIG
+    DUCKICELAKE_TEST_CATALOG_URL=$1 DUCKICELAKE_TEST_CATALOG_CREDENTIAL=$STACK_CATALOG_CREDENTIAL \
+      DUCKICELAKE_TEST_CATALOG_DSN=$2 DUCKICELAKE_TEST_DATA_PATH=$3 \
+      DUCKICELAKE_TEST_GATEWAY=http://$4 DUCKICELAKE_TEST_CONFIG=$5 \
+      DUCKICELAKE_TEST_S3_REGION=$STACK_REGION DUCKICELAKE_BIN=$STACK_BIN \
+      .venv/bin/python bench/loadtable.py
+  }
   {
     read -r path
     read -r token
-  } < <(DUCKICELAKE_TEST_CATALOG_URL=$STACK_CATALOG_URL DUCKICELAKE_TEST_CATALOG_CREDENTIAL=$STACK_CATALOG_CREDENTIAL \
-    DUCKICELAKE_TEST_CATALOG_DSN=$STACK_PG_DSN_KV DUCKICELAKE_TEST_DATA_PATH=$STACK_DATA_PATH \
-    DUCKICELAKE_TEST_GATEWAY=http://$STACK_GATEWAY_ADDR DUCKICELAKE_TEST_CONFIG=$STACK_CONFIG \
-    DUCKICELAKE_TEST_S3_REGION=$STACK_REGION DUCKICELAKE_BIN=$STACK_BIN \
-    .venv/bin/python bench/loadtable.py)
+  } < <(loadtable "$STACK_CATALOG_URL" "$STACK_PG_DSN_KV" "$STACK_DATA_PATH" "$STACK_GATEWAY_ADDR" "$STACK_CONFIG")
   [[ -n ${token:-} ]] || stack_die "bench/loadtable.py gave no token"
+  {
+    read -r old_path
+    read -r _
+  } < <(loadtable "http://$old_admin" "$old_dsn_kv" "$old_data_path" "$old_gateway" "$old_config")
+  [[ -n ${old_path:-} ]] || stack_die "bench/loadtable.py gave no path for $old_name"
   # shellcheck disable=SC2206
   hflags=(${BENCH_HTTPBENCH_FLAGS:--rounds 5 -duration 5s -warmup 1s})
-  http_targets=(-target "old|http://$old_admin$path" -target "new|$STACK_CATALOG_URL$path")
+  http_targets=(-target "old|http://$old_admin$old_path" -target "new|$STACK_CATALOG_URL$path")
   echo "== LoadTable cache hit, c=32 (load average $(cut -d' ' -f1-3 /proc/loadavg))"
   bin/httpbench "${http_targets[@]}" -vs old -c 32 -header "Authorization: Bearer $token" "${hflags[@]}"
   echo "== LoadTable + vended credentials, c=32 (load average $(cut -d' ' -f1-3 /proc/loadavg))"
