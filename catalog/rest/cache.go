@@ -105,7 +105,8 @@ type loadEntry struct {
 	location string
 	metadata []byte // the metadata as served (snapshots filtered for refs)
 	etag     string
-	body     []byte // the encoded LoadTableResult without credentials
+	body     []byte  // the encoded LoadTableResult without credentials
+	gz       *gzBody // body gzip-compressed, made on first use (gzipped)
 	// restrictions is the encoded read-restrictions of a governed answer.
 	restrictions []byte
 }

@@ -129,6 +129,7 @@ func (s *Server) stampedEntry(e *loadEntry, pt *plan.Table, pl *plan.Plan, form 
 		return nil, err
 	}
 	g.body = s.appendLoadResult(nil, &g, s.tableConfig, nil)
+	g.gz = newGzBody(g.body)
 	g.etag = strings.TrimSuffix(e.etag, `"`) + "-" + pl.Signature + `"`
 	s.govCache.put(key, &g)
 	return &g, nil
@@ -181,6 +182,7 @@ func (s *Server) shadowEntry(r *request, e *loadEntry, pt *plan.Table, pl *plan.
 		return nil, err
 	}
 	g.body = s.appendLoadResult(nil, &g, s.tableConfig, nil)
+	g.gz = newGzBody(g.body)
 	g.etag = `"` + pl.Signature + "-" + fmt.Sprint(exp.Snapshot) + `"`
 	s.govCache.put(key, &g)
 	return &g, nil

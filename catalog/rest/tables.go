@@ -117,26 +117,43 @@ func (s *Server) loadTable(r *request) error {
 	if err != nil {
 		return err
 	}
+	// A client listing both gets vended credentials when the catalog can
+	// vend: its S3 requests then need no sign round trip each.
+	vend := wantsVending(r.rc)
+	sign := s.signer != nil && wantsRemoteSigning(r.rc) && (!vend || s.keyring == nil || s.cfg.GatewayURL == "")
+	var gz []byte
+	if !vend && !sign && acceptsGzip(r.rc.Request.Header.Peek(fasthttp.HeaderAcceptEncoding)) {
+		gz = e.gzipped()
+	}
 	h := &r.rc.Response.Header
-	h.Set(fasthttp.HeaderETag, e.etag)
+	if gz != nil {
+		// Another representation of the same answer: its ETag is weak
+		// (If-None-Match compares weakly, so either form matches).
+		var weak [96]byte // the header copies it
+		h.SetBytesV(fasthttp.HeaderETag, append(append(weak[:0], "W/"...), e.etag...))
+	} else {
+		h.Set(fasthttp.HeaderETag, e.etag)
+	}
+	h.Set(fasthttp.HeaderVary, fasthttp.HeaderAcceptEncoding)
 	if inm := r.rc.Request.Header.Peek(fasthttp.HeaderIfNoneMatch); len(inm) > 0 && etagMatches(inm, e.etag) {
 		r.rc.SetStatusCode(fasthttp.StatusNotModified)
 		return nil
 	}
 	body := e.body
-	// A client listing both gets vended credentials when the catalog can
-	// vend: its S3 requests then need no sign round trip each.
-	vend := wantsVending(r.rc)
-	if s.signer != nil && wantsRemoteSigning(r.rc) && (!vend || s.keyring == nil || s.cfg.GatewayURL == "") {
+	switch {
+	case sign:
 		if body, err = s.remoteSigningBody(e, s.remoteSigningConfig(r.rc, r.ns, r.table)); err != nil {
 			return err
 		}
 		h.Set(fasthttp.HeaderCacheControl, "no-store")
-	} else if vend {
+	case vend:
 		if body, err = s.vendedBody(r, e, readOnly); err != nil {
 			return err
 		}
 		h.Set(fasthttp.HeaderCacheControl, "no-store")
+	case gz != nil:
+		body = gz
+		h.Set(fasthttp.HeaderContentEncoding, "gzip")
 	}
 	// No key in the answer (remote signing's signatures are audited
 	// durably each): what it discloses is the table's metadata.
@@ -222,6 +239,7 @@ func (s *Server) buildEntry(ctx context.Context, ns, name string, form byte, asO
 	}
 	e := &loadEntry{snap: snap, table: t, location: md.Location, metadata: meta}
 	e.body = s.appendLoadResult(nil, e, s.tableConfig, nil)
+	e.gz = newGzBody(e.body)
 	sum := sha256.New()
 	sum.Write(s.etagSeed[:])
 	sum.Write([]byte{form})

@@ -256,7 +256,8 @@ func TestRESTRoutes(t *testing.T) {
 				body.Config["s3.endpoint"] != "http://127.0.0.1:9000" || body.Config["s3.access-key-id"] != "" || body.Creds != nil {
 				t.Errorf("LoadTableResult = %s", r.body)
 			}
-			if etag := r.header.Get("ETag"); len(etag) < 10 || etag[0] != '"' {
+			// Weak when the answer came gzip-compressed (Go's client asks for it).
+			if etag := strings.TrimPrefix(r.header.Get("ETag"), "W/"); len(etag) < 10 || etag[0] != '"' {
 				t.Errorf("ETag = %q", etag)
 			}
 		}},
