@@ -257,6 +257,50 @@ class Serve:
         os.unlink(self.log.name)
 
 
+class GovSession:
+    """A serve process's OAuth clients (who: secret) as callers of its REST
+    API, and the governance objects authored as admin, which cleanup
+    removes again (associations first: they block deleting what they
+    reference)."""
+
+    _CLEANUP_ORDER = {"policy-attachments": 0, "object-tags": 1, "role-grants": 2, "object-grants": 3,
+                      "masking-policies": 4, "row-access-policies": 5, "tags": 6, "roles": 7}
+    _ASSOCIATIONS = ("policy-attachments", "object-tags", "role-grants", "object-grants")
+
+    def __init__(self, lake: Lake, serve: Serve, secrets: dict[str, str]):
+        self.lake, self.serve = lake, serve
+        self.tokens = {who: client_token(serve.catalog_url, who, secret) for who, secret in secrets.items()}
+        self.clients = {who: RestClient(serve.catalog_url, tok) for who, tok in self.tokens.items()}
+        self.authored: list[tuple[str, dict]] = []
+
+    def call(self, who: str, method: str, path: str, body=None, headers=None):
+        """(status, the JSON answer, or the raw one if it is not JSON)."""
+        data = json.dumps(body) if body is not None else None
+        h = {"Content-Type": "application/json", **(headers or {})}
+        status, out = self.clients[who].request(method, path, data, h)
+        try:
+            return status, json.loads(out) if out else None
+        except json.JSONDecodeError:
+            return status, out
+
+    def gov(self, method: str, what: str, body=None, who: str = "admin"):
+        return self.call(who, method, "/v1/lake/governance/" + what, body)
+
+    def author(self, what: str, body: dict):
+        status, out = self.gov("POST", what, body)
+        assert status == 200, (what, body, out)
+        self.authored.append((what, body))
+
+    def cleanup(self):
+        for what, body in sorted(reversed(self.authored), key=lambda x: self._CLEANUP_ORDER[x[0]]):
+            if what in self._ASSOCIATIONS:
+                self.gov("DELETE", what, body)
+            elif what == "tags":
+                self.gov("DELETE", f"tags/{body['namespace']}/{body['name']}")
+            else:
+                self.gov("DELETE", f"{what}/{body['name']}")
+
+
 def percentile(xs: list[float], p: float) -> float:
     """Nearest-rank percentile."""
     s = sorted(xs)
