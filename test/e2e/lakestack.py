@@ -183,6 +183,26 @@ def client_token(catalog_url: str, client_id: str, secret: str) -> str:
     return json.loads(body)["access_token"]
 
 
+def fresh(con, sql: str, key=repr) -> list[tuple]:
+    """The rows of sql, read in a transaction of their own (DuckDB's
+    ducklake sees a new snapshot only in a new transaction), sorted by key
+    (repr by default, so rows with NULLs sort too)."""
+    con.execute("BEGIN")
+    try:
+        return sorted(con.execute(sql).fetchall(), key=key)
+    finally:
+        con.execute("COMMIT")
+
+
+def insert_present(con, table: str, values: dict) -> None:
+    """Inserts one row into table: the values (column name: value) of the
+    columns it has now, which a schema change may have added, renamed or
+    dropped."""
+    cols = [r[0] for r in fresh(con, f"SELECT column_name FROM (DESCRIBE {table})")]
+    con.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
+                [values[c] for c in cols])
+
+
 _CURRENT = re.compile(rb'"current-snapshot-id"\s*:\s*(-?\d+)')
 
 
