@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/iceberg-go/table"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/duckicelake/duckicelake/catalog/commit"
@@ -120,12 +119,8 @@ func TestEngineCommitsLeaveNoOrphans(t *testing.T) {
 	st := requireStack(t, true)
 	store := objstore.NewS3(st.root())
 	ctx := context.Background()
-	cat, schema := icebergGoCatalog(t, env, ns)
-	ident := table.Identifier{ns, "g"}
-	tbl, err := cat.CreateTable(ctx, ident, schema)
-	if err != nil {
-		t.Fatalf("create: %v", err)
-	}
+	cat, ident, tbl := icebergGoTable(t, env, ns)
+	var err error
 	for _, lo := range []int{0, 30} {
 		txn := tbl.NewTransaction()
 		if err := txn.AppendTable(ctx, icebergGoBatch(t, tbl.Schema(), lo, 30), 1000, nil); err != nil {
