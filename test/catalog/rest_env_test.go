@@ -230,6 +230,29 @@ func (e *restEnv) token(client string) string {
 	return ""
 }
 
+// tokens is an access token of every client in restClients, by id.
+func (e *restEnv) tokens() map[string]string {
+	e.t.Helper()
+	tok := map[string]string{}
+	for _, c := range restClients {
+		tok[c.ID] = e.token(c.ID)
+	}
+	return tok
+}
+
+// salesEnv is newRestEnv whose DuckDB has made table sales.orders (id
+// INTEGER, v VARCHAR) with rows (1, 'a') and (2, 'b'), then run more.
+func salesEnv(t *testing.T, more ...string) *restEnv {
+	t.Helper()
+	env := newRestEnv(t)
+	env.duck(append([]string{
+		"CREATE SCHEMA l.sales",
+		"CREATE TABLE l.sales.orders (id INTEGER, v VARCHAR)",
+		"INSERT INTO l.sales.orders VALUES (1, 'a'), (2, 'b')",
+	}, more...)...)
+	return env
+}
+
 // duck runs SQL statements with a real DuckDB attached to the catalog and
 // returns each statement's rows.
 func (e *restEnv) duck(stmts ...string) [][][]any {
