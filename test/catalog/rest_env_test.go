@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
@@ -251,6 +252,21 @@ func salesEnv(t *testing.T, more ...string) *restEnv {
 		"INSERT INTO l.sales.orders VALUES (1, 'a'), (2, 'b')",
 	}, more...)...)
 	return env
+}
+
+// queryStrings is the one text column of the rows of sql in the catalog's
+// Postgres.
+func (e *restEnv) queryStrings(t *testing.T, sql string, args ...any) []string {
+	t.Helper()
+	rows, err := e.pool.Query(context.Background(), sql, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // duck runs SQL statements with a real DuckDB attached to the catalog and

@@ -43,11 +43,8 @@ func (h history) logIDs() []int64 {
 
 func loadHistory(t *testing.T, env *restEnv, tok, ns, table string) history {
 	t.Helper()
-	lr, _ := env.meta(t, tok, ns, table)
 	var h history
-	if err := json.Unmarshal(lr.Metadata, &h); err != nil {
-		t.Fatal(err)
-	}
+	env.metaInto(t, tok, ns, table, &h)
 	return h
 }
 

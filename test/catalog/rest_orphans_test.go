@@ -2,7 +2,6 @@ package catalog_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -31,11 +30,8 @@ type servedTable struct {
 
 func loadServed(t *testing.T, env *restEnv, tok, ns, name string) servedTable {
 	t.Helper()
-	lr, _ := env.meta(t, tok, ns, name)
-	s := servedTable{MetadataLocation: lr.Location}
-	if err := json.Unmarshal(lr.Metadata, &s.Metadata); err != nil {
-		t.Fatal(err)
-	}
+	var s servedTable
+	s.MetadataLocation = env.metaInto(t, tok, ns, name, &s.Metadata).Location
 	return s
 }
 
