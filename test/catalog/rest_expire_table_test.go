@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
 // history is the part of a table's served metadata expiry changes.
@@ -62,7 +64,7 @@ func duckReads(t *testing.T, env *restEnv, queries ...string) []duckRead {
 		Rows  json.RawMessage `json:"rows"`
 		Error string          `json:"error"`
 	}
-	runPy(t, "rest_duckdb_reads.py", &res, append([]string{env.dsn, restDataPath}, queries...)...)
+	testsupport.RunPython(t, &res, "rest_duckdb_reads.py", append([]string{env.dsn, restDataPath}, queries...)...)
 	if len(res) != len(queries) {
 		t.Fatalf("%d answers to %d queries", len(res), len(queries))
 	}

@@ -37,7 +37,7 @@ func pyExpire(t *testing.T, env *restEnv, ns string, out any, phase string, ids 
 		}
 		args = append(args, strings.Join(s, ","))
 	}
-	runPy(t, "rest_pyiceberg_expire.py", out, args...)
+	testsupport.RunPython(t, out, "rest_pyiceberg_expire.py", args...)
 }
 
 // catalogState is what a refused commit must leave as it was.
@@ -210,12 +210,6 @@ func TestRemoveSnapshots(t *testing.T) {
 		t.Errorf("after DuckDB expired %d: snapshots %v, current %d, PyIceberg %d rows, DuckDB %d, equal %v",
 			s["duckdb e and o"], got.Snapshots, got.Current, got.PyIceberg, got.DuckDB, got.Equal)
 	}
-}
-
-// runPy runs a Python script of this directory and decodes its JSON report.
-func runPy(t *testing.T, script string, out any, args ...string) {
-	t.Helper()
-	testsupport.RunPython(t, out, script, args...)
 }
 
 func mustInt(t *testing.T, s string) int64 {
