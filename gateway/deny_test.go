@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"errors"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -263,16 +262,10 @@ func TestReadOnlyGrant(t *testing.T) {
 	e.putDirect(b, "data/r", "read me")
 	c, _ := e.client(b + ":data/:r")
 	ctx := context.Background()
-	out, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: &b, Key: aws.String("data/r")})
-	if err != nil {
-		t.Fatalf("get: %v", err)
-	}
-	got, _ := io.ReadAll(out.Body)
-	out.Body.Close()
-	if string(got) != "read me" {
+	if _, got := getBody(t, c, &s3.GetObjectInput{Bucket: &b, Key: aws.String("data/r")}); got != "read me" {
 		t.Fatalf("got %q", got)
 	}
-	_, err = c.PutObject(ctx, &s3.PutObjectInput{Bucket: &b, Key: aws.String("data/r"), Body: strings.NewReader("no")})
+	_, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: &b, Key: aws.String("data/r"), Body: strings.NewReader("no")})
 	if errorCode(err) != "AccessDenied" {
 		t.Fatalf("put with a read grant: %v", err)
 	}

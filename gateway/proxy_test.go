@@ -45,22 +45,11 @@ func TestObjectLifecycleThroughGateway(t *testing.T) {
 			if got, ok := e.getDirect(b, key); !ok || got != body {
 				t.Fatalf("backend has %q (exists %v), want %q", got, ok, body)
 			}
-			out, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: &b, Key: &key}, tc.opt)
-			if err != nil {
-				t.Fatalf("get: %v", err)
-			}
-			got, _ := io.ReadAll(out.Body)
-			out.Body.Close()
-			if string(got) != body || aws.ToString(out.ContentType) != "text/x-test" {
+			out, got := getBody(t, c, &s3.GetObjectInput{Bucket: &b, Key: &key}, tc.opt)
+			if got != body || aws.ToString(out.ContentType) != "text/x-test" {
 				t.Fatalf("get = %q (%s)", got, aws.ToString(out.ContentType))
 			}
-			rng, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: &b, Key: &key, Range: aws.String("bytes=0-4")}, tc.opt)
-			if err != nil {
-				t.Fatalf("range get: %v", err)
-			}
-			got, _ = io.ReadAll(rng.Body)
-			rng.Body.Close()
-			if string(got) != "hello" {
+			if _, got := getBody(t, c, &s3.GetObjectInput{Bucket: &b, Key: &key, Range: aws.String("bytes=0-4")}, tc.opt); got != "hello" {
 				t.Fatalf("range get = %q", got)
 			}
 			head, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &b, Key: &key}, tc.opt)
@@ -253,23 +242,11 @@ func TestVirtualHostedUpstream(t *testing.T) {
 	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: &b, Key: &key, Body: strings.NewReader("vh")}); err != nil {
 		t.Fatalf("put: %v", err)
 	}
-	out, err := direct.GetObject(ctx, &s3.GetObjectInput{Bucket: &b, Key: &key})
-	if err != nil {
-		t.Fatalf("direct get: %v", err)
-	}
-	got, _ := io.ReadAll(out.Body)
-	out.Body.Close()
-	if string(got) != "vh" {
+	if _, got := getBody(t, direct, &s3.GetObjectInput{Bucket: &b, Key: &key}); got != "vh" {
 		t.Fatalf("backend holds %q", got)
 	}
 	// Downloads go through the downloader, which dials the same way.
-	out, err = c.GetObject(ctx, &s3.GetObjectInput{Bucket: &b, Key: &key})
-	if err != nil {
-		t.Fatalf("get: %v", err)
-	}
-	got, _ = io.ReadAll(out.Body)
-	out.Body.Close()
-	if string(got) != "vh" {
+	if _, got := getBody(t, c, &s3.GetObjectInput{Bucket: &b, Key: &key}); got != "vh" {
 		t.Fatalf("gateway get %q", got)
 	}
 	list, err := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &b, Prefix: aws.String("data/")})

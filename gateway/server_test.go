@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
 	"github.com/prometheus/client_golang/prometheus"
@@ -185,6 +187,22 @@ func (e *env) bucket() string {
 		e.t.Fatalf("create bucket: %v", err)
 	}
 	return name
+}
+
+// getBody gets in with c and returns the answer and its whole body; an
+// error fails t.
+func getBody(t *testing.T, c *s3.Client, in *s3.GetObjectInput, opts ...func(*s3.Options)) (*s3.GetObjectOutput, string) {
+	t.Helper()
+	out, err := c.GetObject(context.Background(), in, opts...)
+	if err != nil {
+		t.Fatalf("get %s/%s (range %q): %v", aws.ToString(in.Bucket), aws.ToString(in.Key), aws.ToString(in.Range), err)
+	}
+	defer out.Body.Close()
+	b, err := io.ReadAll(out.Body)
+	if err != nil {
+		t.Fatalf("get %s/%s: read the body: %v", aws.ToString(in.Bucket), aws.ToString(in.Key), err)
+	}
+	return out, string(b)
 }
 
 // putDirect writes an object straight to the backend.

@@ -62,13 +62,20 @@ func TestExpectContinue(t *testing.T) {
 	m := e.mint(time.Hour, b+":data/:rw")
 	host := strings.TrimPrefix(e.endpoint, "http://")
 	body := strings.Repeat("x", 1000)
-
-	t.Run("refused", func(t *testing.T) {
-		r := &rawRequest{method: "PUT", path: "/" + b + "/secret/k", payload: sigv4.UnsignedPayload,
+	// sendHead sends the head of a PUT of body to key with Expect:
+	// 100-continue, and nothing of the body.
+	sendHead := func(t *testing.T, key string) (net.Conn, *bufio.Reader) {
+		t.Helper()
+		r := &rawRequest{method: "PUT", path: "/" + b + "/" + key, payload: sigv4.UnsignedPayload,
 			contentLength: int64(len(body)), header: []sigv4.Header{{Name: []byte("Expect"), Value: []byte("100-continue")}}}
 		head, _ := r.sign(host, m, time.Now())
 		c, br := e.dial(t)
 		io.WriteString(c, head)
+		return c, br
+	}
+
+	t.Run("refused", func(t *testing.T) {
+		_, br := sendHead(t, "secret/k")
 		// No body is sent: the answer must come anyway.
 		resp, got := readResponse(t, br, "PUT")
 		if resp.StatusCode != 403 || !strings.Contains(got, "<Code>AccessDenied</Code>") {
@@ -82,11 +89,7 @@ func TestExpectContinue(t *testing.T) {
 		}
 	})
 	t.Run("admitted", func(t *testing.T) {
-		r := &rawRequest{method: "PUT", path: "/" + b + "/data/k", payload: sigv4.UnsignedPayload,
-			contentLength: int64(len(body)), header: []sigv4.Header{{Name: []byte("Expect"), Value: []byte("100-continue")}}}
-		head, _ := r.sign(host, m, time.Now())
-		c, br := e.dial(t)
-		io.WriteString(c, head)
+		c, br := sendHead(t, "data/k")
 		line, err := br.ReadString('\n')
 		if err != nil || !strings.HasPrefix(line, "HTTP/1.1 100") {
 			t.Fatalf("got %q %v, want 100 Continue", line, err)

@@ -611,37 +611,37 @@ func TestVerifyNoAllocs(t *testing.T) {
 	}
 }
 
+// readBody reads all of res.Body over in, whose content length is n; the
+// error is the one reading ended with.
+func readBody(t *testing.T, res Result, in []byte, n int64) ([]byte, error) {
+	t.Helper()
+	body, err := res.Body(bytes.NewReader(in), n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return io.ReadAll(body)
+}
+
 func TestResultBody(t *testing.T) {
 	sum := sha256.Sum256([]byte("hello"))
 	t.Run("unsigned", func(t *testing.T) {
 		res := Result{Mode: PayloadUnsigned, DecodedContentLength: -1}
-		body, err := res.Body(strings.NewReader("hello world"), 5)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if b, err := io.ReadAll(body); err != nil || string(b) != "hello" {
+		if b, err := readBody(t, res, []byte("hello world"), 5); err != nil || string(b) != "hello" {
 			t.Fatalf("%q %v", b, err)
 		}
-		body, _ = res.Body(strings.NewReader("hel"), 5)
-		if _, err := io.ReadAll(body); CodeOf(err) != ErrIncompleteBody {
+		if _, err := readBody(t, res, []byte("hel"), 5); CodeOf(err) != ErrIncompleteBody {
 			t.Fatalf("short body: %v", err)
 		}
-		body, _ = res.Body(strings.NewReader("anything"), -1)
-		if b, _ := io.ReadAll(body); string(b) != "anything" {
+		if b, _ := readBody(t, res, []byte("anything"), -1); string(b) != "anything" {
 			t.Fatalf("%q", b)
 		}
 	})
 	t.Run("sha256", func(t *testing.T) {
 		res := Result{Mode: PayloadSHA256, PayloadHash: sum, DecodedContentLength: -1}
-		body, err := res.Body(strings.NewReader("hello"), 5)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if b, err := io.ReadAll(body); err != nil || string(b) != "hello" {
+		if b, err := readBody(t, res, []byte("hello"), 5); err != nil || string(b) != "hello" {
 			t.Fatalf("%q %v", b, err)
 		}
-		body, _ = res.Body(strings.NewReader("hellp"), 5)
-		if _, err := io.ReadAll(body); CodeOf(err) != ErrXAmzContentSHA256Mismatch {
+		if _, err := readBody(t, res, []byte("hellp"), 5); CodeOf(err) != ErrXAmzContentSHA256Mismatch {
 			t.Fatalf("changed body: %v", err)
 		}
 	})
@@ -659,16 +659,11 @@ func TestResultBody(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		body, err := res.Body(bytes.NewReader(wire), int64(len(wire)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if b, err := io.ReadAll(body); err != nil || !bytes.Equal(b, payload) {
+		if b, err := readBody(t, res, wire, int64(len(wire))); err != nil || !bytes.Equal(b, payload) {
 			t.Fatalf("decoded %d bytes, %v", len(b), err)
 		}
 		wire[len(wire)/2] ^= 1
-		body, _ = res.Body(bytes.NewReader(wire), int64(len(wire)))
-		if _, err := io.ReadAll(body); err == nil {
+		if _, err := readBody(t, res, wire, int64(len(wire))); err == nil {
 			t.Fatal("corrupted chunk accepted")
 		}
 		if _, err := res.Body(bytes.NewReader(wire), int64(len(payload)-1)); CodeOf(err) != ErrIncompleteBody {

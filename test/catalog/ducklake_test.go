@@ -25,12 +25,6 @@ import (
 	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
-// duckdb runs ducklake_scenario.py and decodes its JSON report into out.
-func duckdb(t *testing.T, out any, args ...string) {
-	t.Helper()
-	testsupport.RunPython(t, out, "ducklake_scenario.py", args...)
-}
-
 // TestDuckDBAttachesInitCatalog runs the real `duckicelake init` binary, then
 // a real DuckDB ATTACHes the catalog and writes and reads through it.
 func TestDuckDBAttachesInitCatalog(t *testing.T) {
@@ -54,7 +48,7 @@ func TestDuckDBAttachesInitCatalog(t *testing.T) {
 		Agg       []string `json:"agg"`
 		Snapshots []int64  `json:"snapshots"`
 	}
-	duckdb(t, &report, "attach", dsn, data)
+	testsupport.RunPython(t, &report, "ducklake_scenario.py", "attach", dsn, data)
 	if want := []string{"1002", "502503", `"n10"`, `"two"`}; !slices.Equal(report.Agg, want) {
 		t.Errorf("DuckDB read back %q, want %q", report.Agg, want)
 	}
@@ -132,7 +126,7 @@ func TestReaderMatchesDuckDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rep scenarioReport
-	duckdb(t, &rep, "scenario", dsn, data, scratch)
+	testsupport.RunPython(t, &rep, "ducklake_scenario.py", "scenario", dsn, data, scratch)
 
 	r := ducklake.NewReader(conn, "")
 	snaps, err := r.Snapshots(ctx)

@@ -17,22 +17,39 @@ import (
 )
 
 // icebergGoCatalog is iceberg-go's REST catalog as namespace ns's writer
-// (writeEnv), and the schema the tests create their tables with.
-func icebergGoCatalog(t *testing.T, env *restEnv, ns string) (*rest.Catalog, *goiceberg.Schema) {
+// (writeEnv).
+func icebergGoCatalog(t *testing.T, env *restEnv, ns string) *rest.Catalog {
 	t.Helper()
 	cat, err := rest.NewCatalog(context.Background(), "lake", env.url, rest.WithCredential("writer-"+ns+":pw"), rest.WithWarehouseLocation("lake"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cat, goiceberg.NewSchema(0,
+	return cat
+}
+
+// icebergGoSchema is the schema the tests create their tables with.
+func icebergGoSchema() *goiceberg.Schema {
+	return goiceberg.NewSchema(0,
 		goiceberg.NestedField{ID: 1, Name: "id", Type: goiceberg.PrimitiveTypes.Int64, Required: true},
 		goiceberg.NestedField{ID: 2, Name: "name", Type: goiceberg.PrimitiveTypes.String},
 	)
 }
 
-// icebergGoBatch is rows lo to lo+n-1 of icebergGoCatalog's schema: id i,
-// name "g<i>".
-func icebergGoBatch(t *testing.T, schema *goiceberg.Schema, lo, n int) arrow.Table {
+// icebergGoTable creates table ns.g of icebergGoSchema through iceberg-go.
+func icebergGoTable(t *testing.T, env *restEnv, ns string) (*rest.Catalog, table.Identifier, *table.Table) {
+	t.Helper()
+	cat := icebergGoCatalog(t, env, ns)
+	ident := table.Identifier{ns, "g"}
+	tbl, err := cat.CreateTable(context.Background(), ident, icebergGoSchema())
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	return cat, ident, tbl
+}
+
+// icebergGoRecord is one record of schema's Arrow form (with field ids),
+// its columns appended by fill.
+func icebergGoRecord(t *testing.T, schema *goiceberg.Schema, fill func(*array.RecordBuilder)) arrow.RecordBatch {
 	t.Helper()
 	sc, err := table.SchemaToArrowSchema(schema, nil, true, false)
 	if err != nil {
@@ -40,13 +57,22 @@ func icebergGoBatch(t *testing.T, schema *goiceberg.Schema, lo, n int) arrow.Tab
 	}
 	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
 	defer b.Release()
-	for i := lo; i < lo+n; i++ {
-		b.Field(0).(*array.Int64Builder).Append(int64(i))
-		b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("g%d", i))
-	}
-	rec := b.NewRecordBatch()
+	fill(b)
+	return b.NewRecordBatch()
+}
+
+// icebergGoBatch is rows lo to lo+n-1 of icebergGoSchema: id i,
+// name "g<i>".
+func icebergGoBatch(t *testing.T, schema *goiceberg.Schema, lo, n int) arrow.Table {
+	t.Helper()
+	rec := icebergGoRecord(t, schema, func(b *array.RecordBuilder) {
+		for i := lo; i < lo+n; i++ {
+			b.Field(0).(*array.Int64Builder).Append(int64(i))
+			b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("g%d", i))
+		}
+	})
 	defer rec.Release()
-	return array.NewTableFromRecords(sc, []arrow.RecordBatch{rec})
+	return array.NewTableFromRecords(rec.Schema(), []arrow.RecordBatch{rec})
 }
 
 // TestIcebergGoAppends: iceberg-go's REST catalog, with the credentials
@@ -59,12 +85,8 @@ func TestIcebergGoAppends(t *testing.T) {
 	ns := "wg" + randomHex(4)
 	env := writeEnv(t, ns)
 	ctx := context.Background()
-	cat, schema := icebergGoCatalog(t, env, ns)
-	ident := table.Identifier{ns, "g"}
-	tbl, err := cat.CreateTable(ctx, ident, schema)
-	if err != nil {
-		t.Fatalf("create: %v", err)
-	}
+	cat, ident, tbl := icebergGoTable(t, env, ns)
+	var err error
 	batch := func(lo, n int) arrow.Table { return icebergGoBatch(t, tbl.Schema(), lo, n) }
 	txn := tbl.NewTransaction()
 	if err := txn.AppendTable(ctx, batch(0, 30), 1000, nil); err != nil {
@@ -104,11 +126,10 @@ func TestIcebergGoAppends(t *testing.T) {
 	}
 
 	rec := func() func(func(arrow.RecordBatch, error) bool) {
-		sc, _ := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
-		b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-		b.Field(0).(*array.Int64Builder).Append(5)
-		b.Field(1).(*array.StringBuilder).Append("g5")
-		r := b.NewRecordBatch()
+		r := icebergGoRecord(t, tbl.Schema(), func(b *array.RecordBuilder) {
+			b.Field(0).(*array.Int64Builder).Append(5)
+			b.Field(1).(*array.StringBuilder).Append("g5")
+		})
 		return func(yield func(arrow.RecordBatch, error) bool) { yield(r, nil) }
 	}
 	txn = tbl.NewTransaction()
@@ -125,7 +146,7 @@ func TestIcebergGoAppends(t *testing.T) {
 
 	// Format version 3: iceberg-go writes v3 manifests (row lineage); the
 	// catalog keeps DuckLake's row ids, which the v3 metadata serves.
-	v3, err := cat.CreateTable(ctx, table.Identifier{ns, "g3"}, schema, catalog.WithProperties(goiceberg.Properties{"format-version": "3"}))
+	v3, err := cat.CreateTable(ctx, table.Identifier{ns, "g3"}, icebergGoSchema(), catalog.WithProperties(goiceberg.Properties{"format-version": "3"}))
 	if err != nil {
 		t.Fatalf("create v3: %v", err)
 	}

@@ -83,17 +83,25 @@ type tableMeta struct {
 
 func (e *restEnv) meta(t *testing.T, tok, ns, table string) (loadResult, tableMeta) {
 	t.Helper()
+	var md tableMeta
+	lr := e.metaInto(t, tok, ns, table, &md)
+	return lr, md
+}
+
+// metaInto loads table ns.table as tok and decodes the metadata served
+// into v.
+func (e *restEnv) metaInto(t *testing.T, tok, ns, table string, v any) loadResult {
+	t.Helper()
 	r := e.do("GET", "/v1/lake/namespaces/"+ns+"/tables/"+table, tok, nil)
 	if r.code != 200 {
 		t.Fatalf("load %s.%s: %d %s", ns, table, r.code, r.body)
 	}
 	var lr loadResult
 	r.decode(t, &lr)
-	var md tableMeta
-	if err := json.Unmarshal(lr.Metadata, &md); err != nil {
+	if err := json.Unmarshal(lr.Metadata, v); err != nil {
 		t.Fatal(err)
 	}
-	return lr, md
+	return lr
 }
 
 func (e *restEnv) snapshotCount(t *testing.T) int {

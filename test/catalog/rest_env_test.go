@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
@@ -228,6 +229,44 @@ func (e *restEnv) token(client string) string {
 	}
 	e.t.Fatalf("no client %s", client)
 	return ""
+}
+
+// tokens is an access token of every client in restClients, by id.
+func (e *restEnv) tokens() map[string]string {
+	e.t.Helper()
+	tok := map[string]string{}
+	for _, c := range restClients {
+		tok[c.ID] = e.token(c.ID)
+	}
+	return tok
+}
+
+// salesEnv is newRestEnv whose DuckDB has made table sales.orders (id
+// INTEGER, v VARCHAR) with rows (1, 'a') and (2, 'b'), then run more.
+func salesEnv(t *testing.T, more ...string) *restEnv {
+	t.Helper()
+	env := newRestEnv(t)
+	env.duck(append([]string{
+		"CREATE SCHEMA l.sales",
+		"CREATE TABLE l.sales.orders (id INTEGER, v VARCHAR)",
+		"INSERT INTO l.sales.orders VALUES (1, 'a'), (2, 'b')",
+	}, more...)...)
+	return env
+}
+
+// queryStrings is the one text column of the rows of sql in the catalog's
+// Postgres.
+func (e *restEnv) queryStrings(t *testing.T, sql string, args ...any) []string {
+	t.Helper()
+	rows, err := e.pool.Query(context.Background(), sql, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // duck runs SQL statements with a real DuckDB attached to the catalog and

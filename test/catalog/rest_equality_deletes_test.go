@@ -10,7 +10,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	goiceberg "github.com/apache/iceberg-go"
@@ -43,34 +42,29 @@ func eqRowOf(id any, name any, cat string) eqTableRow {
 // eqRecord is rows as one record of schema's Arrow form (with field ids).
 func eqRecord(t *testing.T, schema *goiceberg.Schema, rows []eqTableRow) arrow.RecordBatch {
 	t.Helper()
-	sc, err := table.SchemaToArrowSchema(schema, nil, true, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-	defer b.Release()
-	for _, r := range rows {
-		for i, f := range sc.Fields() {
-			fb := b.Field(i)
-			switch f.Name {
-			case "id":
-				if r.id == nil {
-					fb.AppendNull()
-				} else {
-					fb.(*array.Int64Builder).Append(*r.id)
+	return icebergGoRecord(t, schema, func(b *array.RecordBuilder) {
+		for _, r := range rows {
+			for i, f := range b.Schema().Fields() {
+				fb := b.Field(i)
+				switch f.Name {
+				case "id":
+					if r.id == nil {
+						fb.AppendNull()
+					} else {
+						fb.(*array.Int64Builder).Append(*r.id)
+					}
+				case "name":
+					if r.name == nil {
+						fb.AppendNull()
+					} else {
+						fb.(*array.StringBuilder).Append(*r.name)
+					}
+				case "cat":
+					fb.(*array.StringBuilder).Append(r.cat)
 				}
-			case "name":
-				if r.name == nil {
-					fb.AppendNull()
-				} else {
-					fb.(*array.StringBuilder).Append(*r.name)
-				}
-			case "cat":
-				fb.(*array.StringBuilder).Append(r.cat)
 			}
 		}
-	}
-	return b.NewRecordBatch()
+	})
 }
 
 // TestIcebergGoEqualityDeletes: iceberg-go's equality deletes (issue 15
@@ -85,7 +79,7 @@ func TestIcebergGoEqualityDeletes(t *testing.T) {
 	ns := "eq" + randomHex(4)
 	env := writeEnv(t, ns)
 	ctx := context.Background()
-	cat, _ := icebergGoCatalog(t, env, ns)
+	cat := icebergGoCatalog(t, env, ns)
 	schema := goiceberg.NewSchema(0,
 		goiceberg.NestedField{ID: 1, Name: "id", Type: goiceberg.PrimitiveTypes.Int64},
 		goiceberg.NestedField{ID: 2, Name: "name", Type: goiceberg.PrimitiveTypes.String},

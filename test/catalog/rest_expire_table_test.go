@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/duckicelake/duckicelake/internal/testsupport"
 )
 
 // history is the part of a table's served metadata expiry changes.
@@ -43,11 +45,8 @@ func (h history) logIDs() []int64 {
 
 func loadHistory(t *testing.T, env *restEnv, tok, ns, table string) history {
 	t.Helper()
-	lr, _ := env.meta(t, tok, ns, table)
 	var h history
-	if err := json.Unmarshal(lr.Metadata, &h); err != nil {
-		t.Fatal(err)
-	}
+	env.metaInto(t, tok, ns, table, &h)
 	return h
 }
 
@@ -65,7 +64,7 @@ func duckReads(t *testing.T, env *restEnv, queries ...string) []duckRead {
 		Rows  json.RawMessage `json:"rows"`
 		Error string          `json:"error"`
 	}
-	runPy(t, "rest_duckdb_reads.py", &res, append([]string{env.dsn, restDataPath}, queries...)...)
+	testsupport.RunPython(t, &res, "rest_duckdb_reads.py", append([]string{env.dsn, restDataPath}, queries...)...)
 	if len(res) != len(queries) {
 		t.Fatalf("%d answers to %d queries", len(res), len(queries))
 	}

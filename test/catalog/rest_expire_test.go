@@ -37,7 +37,7 @@ func pyExpire(t *testing.T, env *restEnv, ns string, out any, phase string, ids 
 		}
 		args = append(args, strings.Join(s, ","))
 	}
-	runPy(t, "rest_pyiceberg_expire.py", out, args...)
+	testsupport.RunPython(t, out, "rest_pyiceberg_expire.py", args...)
 }
 
 // catalogState is what a refused commit must leave as it was.
@@ -56,21 +56,8 @@ func catalogState(t *testing.T, env *restEnv) string {
 // scheduled lists ducklake_files_scheduled_for_deletion as absolute paths.
 func scheduled(t *testing.T, env *restEnv) []string {
 	t.Helper()
-	rows, err := env.pool.Query(context.Background(), `SELECT CASE WHEN path_is_relative THEN $1 || path ELSE path END
+	return env.queryStrings(t, `SELECT CASE WHEN path_is_relative THEN $1 || path ELSE path END
 		FROM ducklake_files_scheduled_for_deletion ORDER BY 1`, restDataPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var p string
-		if err := rows.Scan(&p); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, p)
-	}
-	return out
 }
 
 func objectExists(t *testing.T, st s3Stack, location string) bool {
@@ -225,12 +212,6 @@ func TestRemoveSnapshots(t *testing.T) {
 	}
 }
 
-// runPy runs a Python script of this directory and decodes its JSON report.
-func runPy(t *testing.T, script string, out any, args ...string) {
-	t.Helper()
-	testsupport.RunPython(t, out, script, args...)
-}
-
 func mustInt(t *testing.T, s string) int64 {
 	t.Helper()
 	var n int64
@@ -250,15 +231,12 @@ func TestLoadTableAfterDuckDBExpiry(t *testing.T) {
 		"INSERT INTO l.sales.ex VALUES (1)", "INSERT INTO l.sales.ex VALUES (2)", "INSERT INTO l.sales.ex VALUES (3)")
 	tok := env.token("reader")
 	snapshots := func() []int64 {
-		lr, _ := env.meta(t, tok, "sales", "ex")
 		var md struct {
 			Snapshots []struct {
 				ID int64 `json:"snapshot-id"`
 			} `json:"snapshots"`
 		}
-		if err := json.Unmarshal(lr.Metadata, &md); err != nil {
-			t.Fatal(err)
-		}
+		env.metaInto(t, tok, "sales", "ex", &md)
 		var ids []int64
 		for _, s := range md.Snapshots {
 			ids = append(ids, s.ID)

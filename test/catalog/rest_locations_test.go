@@ -51,21 +51,8 @@ func errorModel(t *testing.T, r response) (code int, typ, message string) {
 
 func (e *restEnv) liveTables(t *testing.T, ns string) []string {
 	t.Helper()
-	rows, err := e.pool.Query(context.Background(), `SELECT t.table_name FROM ducklake_table t JOIN ducklake_schema s USING (schema_id)
+	return e.queryStrings(t, `SELECT t.table_name FROM ducklake_table t JOIN ducklake_schema s USING (schema_id)
 		WHERE s.schema_name = $1 AND t.end_snapshot IS NULL AND s.end_snapshot IS NULL ORDER BY 1`, ns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, n)
-	}
-	return out
 }
 
 // TestTableLocationsWithDotSegments (issue 14, hole 2): a table location

@@ -2,7 +2,6 @@ package catalog_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/iceberg-go/table"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/duckicelake/duckicelake/catalog/commit"
@@ -32,11 +30,8 @@ type servedTable struct {
 
 func loadServed(t *testing.T, env *restEnv, tok, ns, name string) servedTable {
 	t.Helper()
-	lr, _ := env.meta(t, tok, ns, name)
-	s := servedTable{MetadataLocation: lr.Location}
-	if err := json.Unmarshal(lr.Metadata, &s.Metadata); err != nil {
-		t.Fatal(err)
-	}
+	var s servedTable
+	s.MetadataLocation = env.metaInto(t, tok, ns, name, &s.Metadata).Location
 	return s
 }
 
@@ -120,12 +115,8 @@ func TestEngineCommitsLeaveNoOrphans(t *testing.T) {
 	st := requireStack(t, true)
 	store := objstore.NewS3(st.root())
 	ctx := context.Background()
-	cat, schema := icebergGoCatalog(t, env, ns)
-	ident := table.Identifier{ns, "g"}
-	tbl, err := cat.CreateTable(ctx, ident, schema)
-	if err != nil {
-		t.Fatalf("create: %v", err)
-	}
+	cat, ident, tbl := icebergGoTable(t, env, ns)
+	var err error
 	for _, lo := range []int{0, 30} {
 		txn := tbl.NewTransaction()
 		if err := txn.AppendTable(ctx, icebergGoBatch(t, tbl.Schema(), lo, 30), 1000, nil); err != nil {

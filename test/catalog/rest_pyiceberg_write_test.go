@@ -36,12 +36,6 @@ func writeEnv(t *testing.T, ns string) *restEnv {
 	return env
 }
 
-// pyWrite runs rest_pyiceberg_write.py and decodes its report into out.
-func pyWrite(t *testing.T, out any, args ...string) {
-	t.Helper()
-	testsupport.RunPython(t, out, "rest_pyiceberg_write.py", args...)
-}
-
 // compareReport is the part of every rest_pyiceberg_write.py report that
 // compares PyIceberg's and DuckDB's reads of each recorded snapshot.
 type compareReport struct {
@@ -91,7 +85,7 @@ func (c *compareReport) check(t *testing.T, want map[string]int) {
 
 func pyWriteScenario(t *testing.T, env *restEnv, scenario, ns string, out any) {
 	t.Helper()
-	pyWrite(t, out, scenario, env.url, "writer-"+ns+":pw", env.dsn, restDataPath, ns)
+	testsupport.RunPython(t, out, "rest_pyiceberg_write.py", scenario, env.url, "writer-"+ns+":pw", env.dsn, restDataPath, ns)
 }
 
 // TestPyIcebergWriteLifecycle: PyIceberg 0.12 with vended credentials

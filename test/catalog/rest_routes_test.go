@@ -17,11 +17,7 @@ import (
 // errors — against a catalog that a real DuckDB filled, then checks with
 // DuckDB that the DDL landed as DuckDB itself would have written it.
 func TestRESTRoutes(t *testing.T) {
-	env := newRestEnv(t)
-	env.duck(
-		"CREATE SCHEMA l.sales",
-		"CREATE TABLE l.sales.orders (id INTEGER, v VARCHAR)",
-		"INSERT INTO l.sales.orders VALUES (1, 'a'), (2, 'b')",
+	env := salesEnv(t,
 		"CREATE TABLE l.sales.items (id INTEGER)",
 		"INSERT INTO l.sales.items VALUES (10)",
 		"CREATE SCHEMA l.hr",
@@ -29,10 +25,7 @@ func TestRESTRoutes(t *testing.T) {
 		"CREATE TABLE l.hr.odd (d INTERVAL)",
 		"INSERT INTO l.hr.odd VALUES (INTERVAL 1 DAY)",
 	)
-	tok := map[string]string{}
-	for _, c := range restClients {
-		tok[c.ID] = env.token(c.ID)
-	}
+	tok := env.tokens()
 	expired, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
 		"iss": "duckicelake", "aud": "lake", "sub": "admin", "scopes": []string{"*"},
 		"exp": time.Now().Add(-time.Hour).Unix(),

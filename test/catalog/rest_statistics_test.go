@@ -19,11 +19,8 @@ type statsMeta struct {
 
 func (e *restEnv) statsMeta(t *testing.T, tok, ns, table string) statsMeta {
 	t.Helper()
-	lr, _ := e.meta(t, tok, ns, table)
 	var m statsMeta
-	if err := json.Unmarshal(lr.Metadata, &m); err != nil {
-		t.Fatal(err)
-	}
+	e.metaInto(t, tok, ns, table, &m)
 	return m
 }
 

@@ -15,18 +15,11 @@ from __future__ import annotations
 import json
 import sys
 
-from pyiceberg.catalog import load_catalog
 from pyiceberg.schema import Schema
 from pyiceberg.types import IntegerType, NestedField, StringType
 from pyiceberg.view.metadata import SQLViewRepresentation, ViewVersion
 
-
-def raised(fn) -> str:
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001 — the class name is the result
-        return type(e).__name__
-    return ""
+from rest_pyiceberg import catalog_for, raised  # same directory
 
 
 def describe(view) -> dict:
@@ -48,7 +41,7 @@ def describe(view) -> dict:
 
 def main(argv: list[str]) -> int:
     uri, credential, ns, duck_view = argv[1:5]
-    cat = load_catalog("duckicelake", type="rest", uri=uri, credential=credential, warehouse="lake")
+    cat = catalog_for(uri, credential)
     schema = Schema(
         NestedField(1, "id", IntegerType(), required=False),
         NestedField(2, "label", StringType(), required=False),

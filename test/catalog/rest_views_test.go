@@ -87,21 +87,14 @@ func propsBody(set map[string]string, remove ...string) map[string]any {
 // with DuckDB that each change landed as DuckDB would have written it:
 // DuckDB lists, describes and queries the views Iceberg clients made.
 func TestRESTViews(t *testing.T) {
-	env := newRestEnv(t)
-	env.duck(
-		"CREATE SCHEMA l.sales",
-		"CREATE TABLE l.sales.orders (id INTEGER, v VARCHAR)",
-		"INSERT INTO l.sales.orders VALUES (1, 'a'), (2, 'b')",
+	env := salesEnv(t,
 		"CREATE VIEW l.sales.big AS SELECT id FROM l.sales.orders WHERE id > 1",
 		"USE l.sales",
 		"CREATE VIEW aliased (x) AS SELECT id FROM orders",
 		"COMMENT ON VIEW l.sales.aliased IS 'made by DuckDB'",
 		"CREATE SCHEMA l.hr",
 	)
-	tok := map[string]string{}
-	for _, c := range restClients {
-		tok[c.ID] = env.token(c.ID)
-	}
+	tok := env.tokens()
 	// What earlier steps learnt, for later ones.
 	var (
 		v1       viewResult // sales.v1 as created
@@ -538,13 +531,7 @@ func TestRESTViewsConcurrentCommits(t *testing.T) {
 // load, drop) against the catalog, on a view DuckDB made and one it makes;
 // DuckDB then queries PyIceberg's view.
 func TestPyIcebergViews(t *testing.T) {
-	env := newRestEnv(t)
-	env.duck(
-		"CREATE SCHEMA l.sales",
-		"CREATE TABLE l.sales.orders (id INTEGER, v VARCHAR)",
-		"INSERT INTO l.sales.orders VALUES (1, 'a'), (2, 'b')",
-		"CREATE VIEW l.sales.recent AS SELECT id FROM l.sales.orders WHERE id >= 2",
-	)
+	env := salesEnv(t, "CREATE VIEW l.sales.recent AS SELECT id FROM l.sales.orders WHERE id >= 2")
 	type described struct {
 		UUID             string            `json:"uuid"`
 		Location         string            `json:"location"`

@@ -183,6 +183,26 @@ def client_token(catalog_url: str, client_id: str, secret: str) -> str:
     return json.loads(body)["access_token"]
 
 
+def fresh(con, sql: str, key=repr) -> list[tuple]:
+    """The rows of sql, read in a transaction of their own (DuckDB's
+    ducklake sees a new snapshot only in a new transaction), sorted by key
+    (repr by default, so rows with NULLs sort too)."""
+    con.execute("BEGIN")
+    try:
+        return sorted(con.execute(sql).fetchall(), key=key)
+    finally:
+        con.execute("COMMIT")
+
+
+def insert_present(con, table: str, values: dict) -> None:
+    """Inserts one row into table: the values (column name: value) of the
+    columns it has now, which a schema change may have added, renamed or
+    dropped."""
+    cols = [r[0] for r in fresh(con, f"SELECT column_name FROM (DESCRIBE {table})")]
+    con.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
+                [values[c] for c in cols])
+
+
 _CURRENT = re.compile(rb'"current-snapshot-id"\s*:\s*(-?\d+)')
 
 
@@ -255,6 +275,50 @@ class Serve:
                 self.proc.wait()
         self.log.close()
         os.unlink(self.log.name)
+
+
+class GovSession:
+    """A serve process's OAuth clients (who: secret) as callers of its REST
+    API, and the governance objects authored as admin, which cleanup
+    removes again (associations first: they block deleting what they
+    reference)."""
+
+    _CLEANUP_ORDER = {"policy-attachments": 0, "object-tags": 1, "role-grants": 2, "object-grants": 3,
+                      "masking-policies": 4, "row-access-policies": 5, "tags": 6, "roles": 7}
+    _ASSOCIATIONS = ("policy-attachments", "object-tags", "role-grants", "object-grants")
+
+    def __init__(self, lake: Lake, serve: Serve, secrets: dict[str, str]):
+        self.lake, self.serve = lake, serve
+        self.tokens = {who: client_token(serve.catalog_url, who, secret) for who, secret in secrets.items()}
+        self.clients = {who: RestClient(serve.catalog_url, tok) for who, tok in self.tokens.items()}
+        self.authored: list[tuple[str, dict]] = []
+
+    def call(self, who: str, method: str, path: str, body=None, headers=None):
+        """(status, the JSON answer, or the raw one if it is not JSON)."""
+        data = json.dumps(body) if body is not None else None
+        h = {"Content-Type": "application/json", **(headers or {})}
+        status, out = self.clients[who].request(method, path, data, h)
+        try:
+            return status, json.loads(out) if out else None
+        except json.JSONDecodeError:
+            return status, out
+
+    def gov(self, method: str, what: str, body=None, who: str = "admin"):
+        return self.call(who, method, "/v1/lake/governance/" + what, body)
+
+    def author(self, what: str, body: dict):
+        status, out = self.gov("POST", what, body)
+        assert status == 200, (what, body, out)
+        self.authored.append((what, body))
+
+    def cleanup(self):
+        for what, body in sorted(reversed(self.authored), key=lambda x: self._CLEANUP_ORDER[x[0]]):
+            if what in self._ASSOCIATIONS:
+                self.gov("DELETE", what, body)
+            elif what == "tags":
+                self.gov("DELETE", f"tags/{body['namespace']}/{body['name']}")
+            else:
+                self.gov("DELETE", f"{what}/{body['name']}")
 
 
 def percentile(xs: list[float], p: float) -> float:

@@ -30,7 +30,7 @@ import botocore.exceptions
 import pytest
 
 import duckdb_ext
-from lakestack import Lake, RestClient
+from lakestack import GovSession, Lake
 
 import httpx2
 from mcp import ClientSession, StdioServerParameters, stdio_client
@@ -65,23 +65,22 @@ def ag(lake: Lake):
     con.execute("CALL ducklake_flush_inlined_data('l')")
     con.close()
     a = Agents(lake, s)
+
+    def mask(column: str, tag: str, policy: str, body: str, unmasked: str):
+        """Tags customers.column pii_ag.tag; policy masks what has the tag."""
+        a.author("tags", {"namespace": "pii_ag", "name": tag})
+        a.author("object-tags", {"object-kind": "column", "schema": NS, "object": "customers", "column": column,
+                                 "tag-namespace": "pii_ag", "tag-name": tag})
+        a.author("masking-policies", {"name": policy, "signature": "(val VARCHAR)", "body": body,
+                                      "unmasked-roles": [unmasked]})
+        a.author("policy-attachments", {"policy-kind": "masking", "policy-name": policy, "target-kind": "tag",
+                                        "tag-namespace": "pii_ag", "tag-name": tag})
+
     # The seeds' example: pii.email masked for everyone but pii_reader
     # (alice); and the seeds' actor-aware policy: country masked for every
     # session whose actor is not human.
-    a.author("tags", {"namespace": "pii_ag", "name": "email"})
-    a.author("object-tags", {"object-kind": "column", "schema": NS, "object": "customers", "column": "email",
-                             "tag-namespace": "pii_ag", "tag-name": "email"})
-    a.author("masking-policies", {"name": "ag_mask_email", "signature": "(val VARCHAR)", "body": "left(val, 2) || '***'",
-                                  "unmasked-roles": ["ag_pii_reader"]})
-    a.author("policy-attachments", {"policy-kind": "masking", "policy-name": "ag_mask_email", "target-kind": "tag",
-                                    "tag-namespace": "pii_ag", "tag-name": "email"})
-    a.author("tags", {"namespace": "pii_ag", "name": "host"})
-    a.author("object-tags", {"object-kind": "column", "schema": NS, "object": "customers", "column": "country",
-                             "tag-namespace": "pii_ag", "tag-name": "host"})
-    a.author("masking-policies", {"name": "ag_mask_host", "signature": "(val VARCHAR)", "body": "'***'",
-                                  "unmasked-roles": ["actor:human"]})
-    a.author("policy-attachments", {"policy-kind": "masking", "policy-name": "ag_mask_host", "target-kind": "tag",
-                                    "tag-namespace": "pii_ag", "tag-name": "host"})
+    mask("email", "email", "ag_mask_email", "left(val, 2) || '***'", "ag_pii_reader")
+    mask("country", "host", "ag_mask_host", "'***'", "actor:human")
     a.author("roles", {"name": "ag_pii_reader"})
     a.author("role-grants", {"role": "ag_pii_reader", "principal": "alice"})
     yield a
@@ -89,45 +88,10 @@ def ag(lake: Lake):
     s.stop()
 
 
-class Agents:
+class Agents(GovSession):
     def __init__(self, lake: Lake, serve):
-        self.lake, self.serve = lake, serve
-        self.tokens = {who: self.token(who) for who in SECRETS}
-        self.authored: list[tuple[str, dict]] = []
+        super().__init__(lake, serve, SECRETS)
         self.outputs: list[str] = []  # every tool answer, for the no-secrets check
-
-    def token(self, who: str) -> str:
-        c = RestClient(self.serve.catalog_url)
-        status, body = c.request("POST", "/v1/oauth/tokens",
-                                 urllib.parse.urlencode({"grant_type": "client_credentials", "client_id": who,
-                                                         "client_secret": SECRETS[who]}),
-                                 {"Content-Type": "application/x-www-form-urlencoded"})
-        assert status == 200, body
-        return json.loads(body)["access_token"]
-
-    def call(self, who: str, method: str, path: str, body=None, headers=None):
-        c = RestClient(self.serve.catalog_url, self.tokens[who])
-        data = json.dumps(body) if body is not None else None
-        status, out = c.request(method, path, data, {"Content-Type": "application/json", **(headers or {})})
-        try:
-            return status, json.loads(out) if out else None
-        except json.JSONDecodeError:
-            return status, out
-
-    def author(self, what: str, body: dict):
-        status, out = self.call("admin", "POST", "/v1/lake/governance/" + what, body)
-        assert status == 200, (what, body, out)
-        self.authored.append((what, body))
-
-    def cleanup(self):
-        order = {"policy-attachments": 0, "object-tags": 1, "role-grants": 2, "masking-policies": 4, "tags": 6, "roles": 7}
-        for what, body in sorted(reversed(self.authored), key=lambda x: order[x[0]]):
-            if what in ("policy-attachments", "object-tags", "role-grants"):
-                self.call("admin", "DELETE", "/v1/lake/governance/" + what, body)
-            elif what == "tags":
-                self.call("admin", "DELETE", f"/v1/lake/governance/tags/{body['namespace']}/{body['name']}")
-            else:
-                self.call("admin", "DELETE", f"/v1/lake/governance/{what}/{body['name']}")
 
     # --- MCP ------------------------------------------------------------------
 

@@ -37,7 +37,7 @@ from pyiceberg.table.update import AddSnapshotUpdate, AssertRefSnapshotId, SetSn
 from pyiceberg.typedef import Record
 from pyiceberg.types import LongType, NestedField, StringType
 
-from lakestack import Lake
+from lakestack import Lake, fresh
 
 
 class DeleteManifestWriter(ManifestWriterV2):
@@ -50,15 +50,6 @@ class DeleteManifestWriter(ManifestWriterV2):
     @property
     def _meta(self) -> dict[str, str]:
         return {**super()._meta, "content": "deletes"}
-
-
-def fresh(con, sql: str):
-    # DuckDB's ducklake sees a new snapshot only in a new transaction.
-    con.execute("BEGIN")
-    try:
-        return sorted(con.execute(sql).fetchall(), key=repr)
-    finally:
-        con.execute("COMMIT")
 
 
 def field(name: str, typ: pa.DataType, fid: int) -> pa.Field:

@@ -21,7 +21,7 @@ import botocore.exceptions
 import pytest
 
 import duckdb_ext
-from lakestack import Lake, RestClient
+from lakestack import GovSession, Lake
 
 NS = "gov_analytics"
 SECRETS = {who: secrets.token_hex(12) for who in ("admin", "bob", "alice", "ann", "wes")}
@@ -66,37 +66,12 @@ def gov(lake: Lake):
     s.stop()
 
 
-class Gov:
+class Gov(GovSession):
+    """The seeds' cast (SECRETS) on the serve process, with the clients
+    that read what they authored."""
+
     def __init__(self, lake: Lake, serve):
-        self.lake, self.serve = lake, serve
-        self.clients = {who: RestClient(serve.catalog_url, self.token(who)) for who in SECRETS}
-        self.authored: list[tuple[str, str, dict | None]] = []
-
-    def token(self, who: str) -> str:
-        c = RestClient(self.serve.catalog_url)
-        status, body = c.request("POST", "/v1/oauth/tokens",
-                                 urllib.parse.urlencode({"grant_type": "client_credentials", "client_id": who,
-                                                         "client_secret": SECRETS[who]}),
-                                 {"Content-Type": "application/x-www-form-urlencoded"})
-        assert status == 200, body
-        return json.loads(body)["access_token"]
-
-    def call(self, who: str, method: str, path: str, body=None, headers=None):
-        data = json.dumps(body) if body is not None else None
-        h = {"Content-Type": "application/json", **(headers or {})}
-        status, out = self.clients[who].request(method, path, data, h)
-        try:
-            return status, json.loads(out) if out else None
-        except json.JSONDecodeError:
-            return status, out
-
-    def gov(self, method: str, what: str, body=None, who: str = "admin"):
-        return self.call(who, method, "/v1/lake/governance/" + what, body)
-
-    def author(self, what: str, body: dict):
-        status, out = self.gov("POST", what, body)
-        assert status == 200, (what, body, out)
-        self.authored.append((what, body))
+        super().__init__(lake, serve, SECRETS)
 
     def load(self, who: str, table: str, vend: bool = False):
         h = {"X-Iceberg-Access-Delegation": "vended-credentials"} if vend else {}
@@ -114,18 +89,6 @@ class Gov:
                             aws_access_key_id=creds["s3.access-key-id"], aws_secret_access_key=creds["s3.secret-access-key"],
                             aws_session_token=creds["s3.session-token"],
                             config=botocore.config.Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1}))
-
-    def cleanup(self):
-        # Undo associations first (references block deletes), then objects.
-        order = {"policy-attachments": 0, "object-tags": 1, "role-grants": 2, "object-grants": 3,
-                 "masking-policies": 4, "row-access-policies": 5, "tags": 6, "roles": 7}
-        for what, body in sorted(reversed(self.authored), key=lambda x: order[x[0]]):
-            if what in ("policy-attachments", "object-tags", "role-grants", "object-grants"):
-                self.gov("DELETE", what, body)
-            elif what == "tags":
-                self.gov("DELETE", f"tags/{body['namespace']}/{body['name']}")
-            else:
-                self.gov("DELETE", f"{what}/{body['name']}")
 
 
 def emails(arrow) -> list:

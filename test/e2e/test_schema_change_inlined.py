@@ -14,16 +14,7 @@ import psycopg
 import pytest
 from pyiceberg.types import LongType, StringType
 
-from lakestack import Lake
-
-
-def fresh(con, sql: str):
-    # DuckDB's ducklake sees a new snapshot only in a new transaction.
-    con.execute("BEGIN")
-    try:
-        return sorted(con.execute(sql).fetchall(), key=repr)
-    finally:
-        con.execute("COMMIT")
+from lakestack import Lake, fresh, insert_present
 
 
 @pytest.fixture
@@ -58,10 +49,7 @@ def test_inlined_rows_of_every_schema_version(setup):
         t = cat.load_table(f"{ns}.t")
         with t.update_schema() as u:
             change(u)
-        cols = [r[0] for r in fresh(con, f"SELECT column_name FROM (DESCRIBE l.{ns}.t)")]
-        row = {"id": 100 + i, "a": f"r{i}", "a2": f"r{i}", "b": 1000 + i, "c": f"c{i}"}
-        con.execute(f"INSERT INTO l.{ns}.t ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
-                    [row[c] for c in cols])
+        insert_present(con, f"l.{ns}.t", {"id": 100 + i, "a": f"r{i}", "a2": f"r{i}", "b": 1000 + i, "c": f"c{i}"})
         got = fresh(con, f"SELECT * FROM l.{ns}.t")
         assert len(got) == len(want) + 1, (kind, got)
         want = got

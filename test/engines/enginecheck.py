@@ -1,5 +1,6 @@
 """Checks the engine suites share: what the catalog serves for a table, what
-its Postgres has scheduled for deletion, and what a table's prefix holds.
+its Postgres has scheduled for deletion, what a table's prefix holds, and
+the workloads both engines run beside DuckDB.
 Plain functions over test/e2e's lakestack (no fixtures), so test_spark.py
 and interop_trino.py ask the same questions the same way."""
 
@@ -9,7 +10,13 @@ import json
 
 import psycopg
 
-from lakestack import Lake, RestClient
+from lakestack import Lake, RestClient, fresh, insert_present
+
+
+def duck_rows(duck, sql: str) -> list[tuple]:
+    """DuckDB's rows of sql in a new snapshot, in the order the engines'
+    sorted rows have, to compare with them."""
+    return fresh(duck, sql, key=None)
 
 
 def load_table(lake: Lake, ns: str, table: str) -> dict:
@@ -80,3 +87,41 @@ def orphans(listed: set[str], referenced: set[str], sched: set[str]) -> tuple[se
     scheduled — the leak issue 15 item 5 was; scheduled although served)."""
     unreferenced = listed - referenced
     return unreferenced & sched, unreferenced - sched, referenced & sched
+
+
+def check_no_orphans(duck, lake: Lake, engine: str, location: str, referenced: set[str]) -> None:
+    """Issue 15 item 5: of the Avro files under the table's metadata/, the
+    engine's own (at least two manifest lists and two manifests, which
+    nothing the catalog serves references) are scheduled for deletion, and
+    nothing referenced is."""
+    ok, leaked, wrong = orphans(metadata_avro(duck, location), referenced, scheduled(lake))
+    assert len(ok) >= 4, f"{engine}'s unreferenced manifests under {location}: {ok}, want two lists and two manifests"
+    assert leaked == set(), "referenced by nothing and not scheduled for deletion"
+    assert wrong == set(), "served, yet scheduled for deletion"
+
+
+def check_inlined_schema_changes(duck, lake: Lake, ns: str, changes: list[tuple[str, str]], alter, engine_read) -> list[tuple]:
+    """Issue 15 item 9: on table ns.inl, whose rows DuckDB inlines in
+    Postgres, the engine makes each (kind, change) of changes with
+    alter(change), change being what follows ALTER TABLE <table>; after each
+    DuckDB inserts more inlined rows and both engines read every row
+    (engine_read(): the engine's sorted (id, b) rows of ns.inl); DuckDB then
+    reads each earlier snapshot as it was, and every schema version inlined
+    rows belong to has its ducklake_schema_versions row. Returns the rows
+    DuckDB read last."""
+    duck.execute(f"CREATE TABLE l.{ns}.inl (id INTEGER, a VARCHAR, b INTEGER)")
+    duck.execute(f"INSERT INTO l.{ns}.inl VALUES (1, 'one', 10), (2, 'two', 20)")
+    assert inlined_tables(lake, ns) >= 1, "the rows were not inlined; the test needs inlined rows"
+    seen = []  # (snapshot, rows DuckDB read at it)
+    for i, (kind, change) in enumerate(changes):
+        alter(change)
+        insert_present(duck, f"l.{ns}.inl", {"id": 100 + i, "a": f"r{i}", "a2": f"r{i}", "b": 1000 + i, "c": f"c{i}"})
+        got = duck_rows(duck, f"SELECT id, b FROM l.{ns}.inl")
+        assert len(got) == 3 + i, (kind, got)
+        assert engine_read() == got, kind
+        snap = duck_rows(duck, "SELECT max(snapshot_id) FROM ducklake_snapshots('l')")[0][0]
+        seen.append((snap, got))
+    for snap, got in seen:
+        assert duck_rows(duck, f"SELECT id, b FROM l.{ns}.inl AT (VERSION => {snap})") == got, snap
+    assert schema_versions_missing(lake, ns, "inl") == []
+    return seen[-1][1]

@@ -15,7 +15,7 @@ import urllib.parse
 
 import pytest
 
-from enginecheck import inlined_tables, listed, load_table, metadata_avro, orphans, scheduled, schema_versions_missing
+from enginecheck import check_inlined_schema_changes, check_no_orphans, duck_rows, listed, load_table
 from lakestack import Lake
 
 
@@ -55,14 +55,6 @@ def duck(lake: Lake):
     con = lake.duckdb(lake.mint(f"{lake.bucket}:{prefix}:rw", principal="trino-duck"))
     yield con
     con.close()
-
-
-def duck_rows(duck, sql: str) -> list[tuple]:
-    duck.execute("BEGIN")
-    try:
-        return sorted(tuple(r) for r in duck.execute(sql).fetchall())
-    finally:
-        duck.execute("COMMIT")
 
 
 @pytest.fixture(scope="module")
@@ -221,32 +213,17 @@ def test_schema_change_on_inlined_rows(trino, duck, lake, ns):
     and drop, DuckDB inserts more inlined rows and both engines read every
     row; DuckDB then reads each earlier snapshot as it was, and every schema
     version inlined rows belong to has its ducklake_schema_versions row."""
-    duck.execute(f"CREATE TABLE l.{ns}.inl (id INTEGER, a VARCHAR, b INTEGER)")
-    duck.execute(f"INSERT INTO l.{ns}.inl VALUES (1, 'one', 10), (2, 'two', 20)")
-    assert inlined_tables(lake, ns) >= 1, "the rows were not inlined; the test needs inlined rows"
     changes = [
         ("add", "ADD COLUMN c VARCHAR"),
         ("rename", "RENAME COLUMN a TO a2"),
         ("widen", "ALTER COLUMN b SET DATA TYPE BIGINT"),
         ("drop", "DROP COLUMN c"),
     ]
-    seen = []  # (snapshot, rows DuckDB read at it)
-    for i, (kind, change) in enumerate(changes):
-        trino.run(f"ALTER TABLE {ns}.inl {change}")
-        cols = [r[0] for r in duck_rows(duck, f"SELECT column_name FROM (DESCRIBE l.{ns}.inl)")]
-        row = {"id": 100 + i, "a": f"r{i}", "a2": f"r{i}", "b": 1000 + i, "c": f"c{i}"}
-        duck.execute(f"INSERT INTO l.{ns}.inl ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
-                     [row[c] for c in cols])
-        got = duck_rows(duck, f"SELECT id, b FROM l.{ns}.inl")
-        assert len(got) == 3 + i, (kind, got)
-        assert trino.rows(f"SELECT id, b FROM {ns}.inl") == got, kind
-        snap = duck_rows(duck, "SELECT max(snapshot_id) FROM ducklake_snapshots('l')")[0][0]
-        seen.append((snap, got))
-    for snap, got in seen:
-        assert duck_rows(duck, f"SELECT id, b FROM l.{ns}.inl AT (VERSION => {snap})") == got, snap
-    assert schema_versions_missing(lake, ns, "inl") == []
+    last = check_inlined_schema_changes(duck, lake, ns, changes,
+                                        lambda change: trino.run(f"ALTER TABLE {ns}.inl {change}"),
+                                        lambda: trino.rows(f"SELECT id, b FROM {ns}.inl"))
     duck.execute("CALL ducklake_flush_inlined_data('l')")
-    assert trino.rows(f"SELECT id, b FROM {ns}.inl") == seen[-1][1]
+    assert trino.rows(f"SELECT id, b FROM {ns}.inl") == last
 
 
 def test_commits_leave_no_orphans(trino, duck, lake, ns):
@@ -259,10 +236,7 @@ def test_commits_leave_no_orphans(trino, duck, lake, ns):
     location = load_table(lake, ns, "orph")["location"]
     referenced = {r[0] for r in trino.run(f'SELECT manifest_list FROM {ns}."orph$snapshots"')}
     referenced |= {r[0] for r in trino.run(f'SELECT path FROM {ns}."orph$all_manifests"')}
-    ok, leaked, wrong = orphans(metadata_avro(duck, location), referenced, scheduled(lake))
-    assert len(ok) >= 4, f"Trino's unreferenced manifests under {location}: {ok}, want two lists and two manifests"
-    assert leaked == set(), "referenced by nothing and not scheduled for deletion"
-    assert wrong == set(), "served, yet scheduled for deletion"
+    check_no_orphans(duck, lake, "Trino", location, referenced)
     assert trino.rows(f"SELECT id FROM {ns}.orph") == [(1,), (2,), (3,)]
 
 

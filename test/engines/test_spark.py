@@ -12,12 +12,29 @@ import urllib.parse
 
 import pytest
 
-from enginecheck import inlined_tables, load_table, metadata_avro, orphans, scheduled, schema_versions_missing
+from enginecheck import check_inlined_schema_changes, check_no_orphans, duck_rows, load_table
 from lakestack import Lake
 
 
 def rows(df) -> list[tuple]:
     return sorted(tuple(r) for r in df.collect())
+
+
+def row_changes(spark, table: str, src: str, deletes: list[str]) -> list[tuple]:
+    """Spark's row-level workload on table (id BIGINT, v STRING): ids 0 to
+    19 inserted, a DELETE per condition in deletes, ids 1 and 2 updated,
+    and (3, merged) and (100, new) merged in from temporary view src.
+    Spark's rows after it."""
+    spark.sql(f"INSERT INTO {table} SELECT id, concat('v', id) FROM range(20)")
+    for cond in deletes:
+        spark.sql(f"DELETE FROM {table} WHERE {cond}")
+    spark.sql(f"UPDATE {table} SET v = 'updated' WHERE id IN (1, 2)")
+    spark.createDataFrame([(3, "merged"), (100, "new")], "id BIGINT, v STRING").createOrReplaceTempView(src)
+    spark.sql(
+        f"MERGE INTO {table} t USING {src} s ON t.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT *"
+    )
+    return rows(spark.sql(f"SELECT id, v FROM {table}"))
 
 
 @pytest.fixture(scope="module")
@@ -38,15 +55,6 @@ def duck(lake: Lake, writer):
     con = lake.duckdb(writer)
     yield con
     con.close()
-
-
-def duck_rows(duck, sql: str) -> list[tuple]:
-    # DuckDB's ducklake sees a new snapshot only in a new transaction.
-    duck.execute("BEGIN")
-    try:
-        return sorted(duck.execute(sql).fetchall())
-    finally:
-        duck.execute("COMMIT")
 
 
 def test_create_insert_select_both_ways(spark, duck, ns):
@@ -100,15 +108,7 @@ def test_delete_update_merge(spark, duck, ns, mode):
         f"CREATE TABLE lake.{ns}.{t} (id BIGINT, v STRING) USING iceberg TBLPROPERTIES ("
         f"'format-version'='2', 'write.delete.mode'='{mode}', 'write.update.mode'='{mode}', 'write.merge.mode'='{mode}')"
     )
-    spark.sql(f"INSERT INTO lake.{ns}.{t} SELECT id, concat('v', id) FROM range(20)")
-    spark.sql(f"DELETE FROM lake.{ns}.{t} WHERE id % 5 = 0")
-    spark.sql(f"UPDATE lake.{ns}.{t} SET v = 'updated' WHERE id IN (1, 2)")
-    spark.createDataFrame([(3, "merged"), (100, "new")], "id BIGINT, v STRING").createOrReplaceTempView("src")
-    spark.sql(
-        f"MERGE INTO lake.{ns}.{t} t USING src s ON t.id = s.id "
-        "WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT *"
-    )
-    want = rows(spark.sql(f"SELECT id, v FROM lake.{ns}.{t}"))
+    want = row_changes(spark, f"lake.{ns}.{t}", "src", ["id % 5 = 0"])
     assert len(want) == 17
     assert (1, "updated") in want and (3, "merged") in want and (100, "new") in want
     assert all(r[0] % 5 for r in want if r[0] != 100)
@@ -179,17 +179,8 @@ def test_v3_merge_on_read_deletion_vectors(spark, duck, ns):
         "'format-version'='3', 'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read', "
         "'write.merge.mode'='merge-on-read')"
     )
-    spark.sql(f"INSERT INTO lake.{ns}.dv SELECT id, concat('v', id) FROM range(20)")
-    spark.sql(f"DELETE FROM lake.{ns}.dv WHERE id % 5 = 0")
-    # A second vector for the same data files replaces the first.
-    spark.sql(f"DELETE FROM lake.{ns}.dv WHERE id = 7")
-    spark.sql(f"UPDATE lake.{ns}.dv SET v = 'updated' WHERE id IN (1, 2)")
-    spark.createDataFrame([(3, "merged"), (100, "new")], "id BIGINT, v STRING").createOrReplaceTempView("src_dv")
-    spark.sql(
-        f"MERGE INTO lake.{ns}.dv t USING src_dv s ON t.id = s.id "
-        "WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT *"
-    )
-    want = rows(spark.sql(f"SELECT id, v FROM lake.{ns}.dv"))
+    # The second DELETE's vector for the same data files replaces the first's.
+    want = row_changes(spark, f"lake.{ns}.dv", "src_dv", ["id % 5 = 0", "id = 7"])
     assert len(want) == 16
     assert (1, "updated") in want and (3, "merged") in want and (100, "new") in want
     assert not [r for r in want if r[0] == 7 or (r[0] % 5 == 0 and r[0] != 100)]
@@ -362,30 +353,15 @@ def test_schema_change_on_inlined_rows(spark, duck, lake: Lake, ns):
     inlined rows and both engines read every row; DuckDB then reads each
     earlier snapshot as it was, and every schema version inlined rows belong
     to has its ducklake_schema_versions row."""
-    duck.execute(f"CREATE TABLE l.{ns}.inl (id INTEGER, a VARCHAR, b INTEGER)")
-    duck.execute(f"INSERT INTO l.{ns}.inl VALUES (1, 'one', 10), (2, 'two', 20)")
-    assert inlined_tables(lake, ns) >= 1, "the rows were not inlined; the test needs inlined rows"
     changes = [
         ("add", "ADD COLUMN c STRING"),
         ("rename", "RENAME COLUMN a TO a2"),
         ("widen", "ALTER COLUMN b TYPE BIGINT"),
         ("drop", "DROP COLUMN c"),
     ]
-    seen = []  # (snapshot, rows DuckDB read at it)
-    for i, (kind, change) in enumerate(changes):
-        spark.sql(f"ALTER TABLE lake.{ns}.inl {change}")
-        cols = [r[0] for r in duck_rows(duck, f"SELECT column_name FROM (DESCRIBE l.{ns}.inl)")]
-        row = {"id": 100 + i, "a": f"r{i}", "a2": f"r{i}", "b": 1000 + i, "c": f"c{i}"}
-        duck.execute(f"INSERT INTO l.{ns}.inl ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
-                     [row[c] for c in cols])
-        got = duck_rows(duck, f"SELECT id, b FROM l.{ns}.inl")
-        assert len(got) == 3 + i, (kind, got)
-        assert rows(spark.sql(f"SELECT id, b FROM lake.{ns}.inl")) == got, kind
-        snap = duck_rows(duck, "SELECT max(snapshot_id) FROM ducklake_snapshots('l')")[0][0]
-        seen.append((snap, got))
-    for snap, got in seen:
-        assert duck_rows(duck, f"SELECT id, b FROM l.{ns}.inl AT (VERSION => {snap})") == got, snap
-    assert schema_versions_missing(lake, ns, "inl") == []
+    check_inlined_schema_changes(duck, lake, ns, changes,
+                                 lambda change: spark.sql(f"ALTER TABLE lake.{ns}.inl {change}"),
+                                 lambda: rows(spark.sql(f"SELECT id, b FROM lake.{ns}.inl")))
 
 
 def test_commits_leave_no_orphans(spark, duck, lake: Lake, ns):
@@ -398,10 +374,7 @@ def test_commits_leave_no_orphans(spark, duck, lake: Lake, ns):
     location = load_table(lake, ns, "orph")["location"]
     referenced = {r[0] for r in spark.sql(f"SELECT manifest_list FROM lake.{ns}.orph.snapshots").collect()}
     referenced |= {r[0] for r in spark.sql(f"SELECT path FROM lake.{ns}.orph.all_manifests").collect()}
-    ok, leaked, wrong = orphans(metadata_avro(duck, location), referenced, scheduled(lake))
-    assert len(ok) >= 4, f"Spark's unreferenced manifests under {location}: {ok}, want two lists and two manifests"
-    assert leaked == set(), "referenced by nothing and not scheduled for deletion"
-    assert wrong == set(), "served, yet scheduled for deletion"
+    check_no_orphans(duck, lake, "Spark", location, referenced)
     assert rows(spark.sql(f"SELECT id FROM lake.{ns}.orph")) == [(1,), (2,), (3,)]
 
 

@@ -813,6 +813,15 @@ func TestAdversarialHTTP(t *testing.T) {
 		}
 		a.unchanged(t, key)
 	}
+	// unsignedHeader signs w, then adds h, which the signature does not
+	// cover, and sends it.
+	unsignedHeader := func(t *testing.T, w *wireReq, payloadHash string, h [2]string) wireResp {
+		t.Helper()
+		a.sign(t, a.c, w, payloadHash, time.Now().UTC())
+		w.Header = append(w.Header, h)
+		w.Send = -1
+		return send(t, a.addr, w)
+	}
 
 	t.Run("oversized headers", func(t *testing.T) {
 		key := fresh("big-header")
@@ -854,20 +863,16 @@ func TestAdversarialHTTP(t *testing.T) {
 	t.Run("duplicate security token", func(t *testing.T) {
 		key := fresh("dup-token")
 		w := &wireReq{Method: "PUT", Target: a.path(key), Body: []byte("dup")}
-		a.sign(t, a.c, w, "", time.Now().UTC())
-		w.Header = append(w.Header, [2]string{"X-Amz-Security-Token", a.c.SessionToken})
-		w.Send = -1
-		a.expect(t, "two X-Amz-Security-Token headers", send(t, a.addr, w), []int{400, 403})
+		r := unsignedHeader(t, w, "", [2]string{"X-Amz-Security-Token", a.c.SessionToken})
+		a.expect(t, "two X-Amz-Security-Token headers", r, []int{400, 403})
 		notCreated(t, key)
 	})
 
 	t.Run("duplicate Host", func(t *testing.T) {
 		key := fresh("dup-host")
 		w := &wireReq{Method: "PUT", Target: a.path(key), Body: []byte("dup")}
-		a.sign(t, a.c, w, "", time.Now().UTC())
-		w.Header = append(w.Header, [2]string{"Host", "evil.example"})
-		w.Send = -1
-		a.expect(t, "two Host headers", send(t, a.addr, w), []int{400, 403})
+		r := unsignedHeader(t, w, "", [2]string{"Host", "evil.example"})
+		a.expect(t, "two Host headers", r, []int{400, 403})
 		notCreated(t, key)
 	})
 
@@ -877,10 +882,7 @@ func TestAdversarialHTTP(t *testing.T) {
 		body := []byte("5\r\nhello\r\n0\r\n\r\n" + smuggled)
 		w := &wireReq{Method: "PUT", Target: a.path(key), Body: body,
 			Header: [][2]string{{"Content-Length", fmt.Sprint(len(body))}}}
-		a.sign(t, a.c, w, "UNSIGNED-PAYLOAD", time.Now().UTC())
-		w.Header = append(w.Header, [2]string{"Transfer-Encoding", "chunked"})
-		w.Send = -1
-		r := send(t, a.addr, w)
+		r := unsignedHeader(t, w, "UNSIGNED-PAYLOAD", [2]string{"Transfer-Encoding", "chunked"})
 		a.expect(t, "Content-Length and Transfer-Encoding", r, []int{400, 0})
 		notCreated(t, key)
 	})
@@ -888,10 +890,7 @@ func TestAdversarialHTTP(t *testing.T) {
 	t.Run("Transfer-Encoding other than chunked", func(t *testing.T) {
 		key := fresh("te-gzip")
 		w := &wireReq{Method: "PUT", Target: a.path(key), Body: []byte("hello")}
-		a.sign(t, a.c, w, "UNSIGNED-PAYLOAD", time.Now().UTC())
-		w.Header = append(w.Header, [2]string{"Transfer-Encoding", "gzip, chunked"})
-		w.Send = -1
-		r := send(t, a.addr, w)
+		r := unsignedHeader(t, w, "UNSIGNED-PAYLOAD", [2]string{"Transfer-Encoding", "gzip, chunked"})
 		a.expect(t, "Transfer-Encoding: gzip, chunked", r, []int{400, 501, 0})
 		notCreated(t, key)
 	})
