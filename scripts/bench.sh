@@ -321,6 +321,8 @@ if [[ $mode == compare ]]; then
   http_targets=(-target "old|http://$old_admin$old_path" -target "new|$STACK_CATALOG_URL$path")
   echo "== LoadTable cache hit, c=32 (load average $(cut -d' ' -f1-3 /proc/loadavg))"
   bin/httpbench "${http_targets[@]}" -vs old -c 32 -header "Authorization: Bearer $token" "${hflags[@]}"
+  echo "== LoadTable cache hit, c=32, Accept-Encoding: gzip, deflate as PyIceberg sends it (a build that compresses answers gzip) (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+  bin/httpbench "${http_targets[@]}" -vs old -c 32 -header "Authorization: Bearer $token" -header "Accept-Encoding: gzip, deflate" "${hflags[@]}"
   echo "== LoadTable + vended credentials, c=32 (load average $(cut -d' ' -f1-3 /proc/loadavg))"
   bin/httpbench "${http_targets[@]}" -vs old -c 32 -header "Authorization: Bearer $token" \
     -header "X-Iceberg-Access-Delegation: vended-credentials" "${hflags[@]}"
@@ -381,6 +383,11 @@ if [[ $mode == governance ]]; then
   echo "== LoadTable cache hit, c=32: governed (gov_bench.t0, 2 masks + 8 row filters, stamped) vs ungoverned (gov_bench.plain) (load average $(cut -d' ' -f1-3 /proc/loadavg))"
   bin/httpbench -target "plain|$STACK_CATALOG_URL$plain_path" -target "governed|$STACK_CATALOG_URL$gov_path" -vs plain -c 32 \
     -header "Authorization: Bearer $token" "${hflags[@]}"
+  # What PyIceberg (requests), the Java client and Go's net/http send: the
+  # cached answers then go gzip-compressed.
+  echo "== the same, with Accept-Encoding: gzip, deflate (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+  bin/httpbench -target "plain|$STACK_CATALOG_URL$plain_path" -target "governed|$STACK_CATALOG_URL$gov_path" -vs plain -c 32 \
+    -header "Authorization: Bearer $token" -header "Accept-Encoding: gzip, deflate" "${hflags[@]}"
 
   bench_start_serve "$STACK_BIN" second
   echo "== policy change on the stack's serve → enforced by a second serve (load average $(cut -d' ' -f1-3 /proc/loadavg))"

@@ -23,7 +23,7 @@ import (
 // weak ETag that revalidates either form; an answer built per request
 // (vended credentials) is sent uncompressed.
 func TestLoadTableGzip(t *testing.T) {
-	env := newRestEnv(t, nil)
+	env := newRestEnv(t)
 	stmts := []string{"CREATE SCHEMA l.s", "CREATE TABLE l.s.a (x INTEGER, note VARCHAR)"}
 	for i := range 10 {
 		stmts = append(stmts, fmt.Sprintf("INSERT INTO l.s.a VALUES (%d, 'n%d')", i, i))

@@ -288,10 +288,14 @@ class GovSession:
     _ASSOCIATIONS = ("policy-attachments", "object-tags", "role-grants", "object-grants")
 
     def __init__(self, lake: Lake, serve: Serve, secrets: dict[str, str]):
-        self.lake, self.serve = lake, serve
+        self.lake, self.serve, self.secrets = lake, serve, secrets
         self.tokens = {who: client_token(serve.catalog_url, who, secret) for who, secret in secrets.items()}
         self.clients = {who: RestClient(serve.catalog_url, tok) for who, tok in self.tokens.items()}
         self.authored: list[tuple[str, dict]] = []
+
+    def token(self, who: str) -> str:
+        """A fresh OAuth token of who's client."""
+        return client_token(self.serve.catalog_url, who, self.secrets[who])
 
     def call(self, who: str, method: str, path: str, body=None, headers=None):
         """(status, the JSON answer, or the raw one if it is not JSON)."""
