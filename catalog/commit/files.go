@@ -84,16 +84,10 @@ func (c *Catalog) CommitDir(ctx context.Context, q ducklake.Querier, snap int64,
 		if err != nil {
 			return TableDir{}, err
 		}
-		if dir, err = pl.dir(); err != nil {
-			return TableDir{}, err
-		}
 		// A default location another table holds gets a path of its own
 		// when the table is created, where these files are not.
-		switch taken, err := c.overlaps(ctx, q, snap, dir); {
-		case err != nil:
+		if dir, err = c.claim(ctx, q, snap, pl, pl.location); err != nil {
 			return TableDir{}, err
-		case taken:
-			return TableDir{}, overlapError(pl.location)
 		}
 	}
 	for _, u := range req.Updates {
