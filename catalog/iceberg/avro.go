@@ -184,38 +184,31 @@ func appendAvroValue(w *avro.Writer, t Type, optional bool, v any) error {
 	}
 	switch t.ID {
 	case TypeBoolean:
-		if b, ok := v.(bool); ok {
-			w.WriteBool(b)
+		if writeAs(v, w.WriteBool) {
 			return nil
 		}
 	case TypeInt, TypeDate:
-		if n, ok := v.(int32); ok {
-			w.WriteInt(n)
+		if writeAs(v, w.WriteInt) {
 			return nil
 		}
 	case TypeLong, TypeTime, TypeTimestamp, TypeTimestampTZ, TypeTimestampNS, TypeTimestampTZNS:
-		if n, ok := v.(int64); ok {
-			w.WriteLong(n)
+		if writeAs(v, w.WriteLong) {
 			return nil
 		}
 	case TypeFloat:
-		if f, ok := v.(float32); ok {
-			w.WriteFloat(f)
+		if writeAs(v, w.WriteFloat) {
 			return nil
 		}
 	case TypeDouble:
-		if f, ok := v.(float64); ok {
-			w.WriteDouble(f)
+		if writeAs(v, w.WriteDouble) {
 			return nil
 		}
 	case TypeString:
-		if s, ok := v.(string); ok {
-			w.WriteString(s)
+		if writeAs(v, w.WriteString) {
 			return nil
 		}
 	case TypeBinary:
-		if b, ok := v.([]byte); ok {
-			w.WriteBytes(b)
+		if writeAs(v, w.WriteBytes) {
 			return nil
 		}
 	case TypeUUID:
@@ -241,6 +234,16 @@ func appendAvroValue(w *avro.Writer, t Type, optional bool, v any) error {
 		return fmt.Errorf("%w: cannot write %s values", ErrBadValue, t)
 	}
 	return badValue(t, v)
+}
+
+// writeAs writes v with write when it is a T (the Go type of the Iceberg
+// type being written), and reports whether it was.
+func writeAs[T any](v any, write func(T)) bool {
+	x, ok := v.(T)
+	if ok {
+		write(x)
+	}
+	return ok
 }
 
 var avroMagic = [4]byte{'O', 'b', 'j', 1}
