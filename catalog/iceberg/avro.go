@@ -182,68 +182,45 @@ func appendAvroValue(w *avro.Writer, t Type, optional bool, v any) error {
 	} else if v == nil {
 		return fmt.Errorf("%w: null for required %s", ErrBadValue, t)
 	}
+	ok := false
 	switch t.ID {
 	case TypeBoolean:
-		if writeAs(v, w.WriteBool) {
-			return nil
-		}
+		ok = PutValue(v, w.WriteBool)
 	case TypeInt, TypeDate:
-		if writeAs(v, w.WriteInt) {
-			return nil
-		}
+		ok = PutValue(v, w.WriteInt)
 	case TypeLong, TypeTime, TypeTimestamp, TypeTimestampTZ, TypeTimestampNS, TypeTimestampTZNS:
-		if writeAs(v, w.WriteLong) {
-			return nil
-		}
+		ok = PutValue(v, w.WriteLong)
 	case TypeFloat:
-		if writeAs(v, w.WriteFloat) {
-			return nil
-		}
+		ok = PutValue(v, w.WriteFloat)
 	case TypeDouble:
-		if writeAs(v, w.WriteDouble) {
-			return nil
-		}
+		ok = PutValue(v, w.WriteDouble)
 	case TypeString:
-		if writeAs(v, w.WriteString) {
-			return nil
-		}
+		ok = PutValue(v, w.WriteString)
 	case TypeBinary:
-		if writeAs(v, w.WriteBytes) {
-			return nil
-		}
+		ok = PutValue(v, w.WriteBytes)
 	case TypeUUID:
-		if u, ok := v.([16]byte); ok {
-			_, _ = w.Write(u[:])
-			return nil
-		}
+		ok = PutValue(v, func(u [16]byte) { _, _ = w.Write(u[:]) })
 	case TypeFixed:
-		if b, ok := v.([]byte); ok && len(b) == t.Length {
+		b, isBytes := v.([]byte)
+		if ok = isBytes && len(b) == t.Length; ok {
 			_, _ = w.Write(b)
-			return nil
 		}
 	case TypeDecimal:
-		if d, ok := v.(Decimal); ok && d.Unscaled != nil {
+		d, isDec := v.(Decimal)
+		if ok = isDec && d.Unscaled != nil; ok {
 			b, fits := AppendFixedBigEndian(nil, d.Unscaled, DecimalSize(t.Precision))
 			if !fits {
 				return fmt.Errorf("%w: %s does not fit %s", ErrBadValue, d.Unscaled, t)
 			}
 			_, _ = w.Write(b)
-			return nil
 		}
 	default:
 		return fmt.Errorf("%w: cannot write %s values", ErrBadValue, t)
 	}
-	return badValue(t, v)
-}
-
-// writeAs writes v with write when it is a T (the Go type of the Iceberg
-// type being written), and reports whether it was.
-func writeAs[T any](v any, write func(T)) bool {
-	x, ok := v.(T)
-	if ok {
-		write(x)
+	if !ok {
+		return badValue(t, v)
 	}
-	return ok
+	return nil
 }
 
 var avroMagic = [4]byte{'O', 'b', 'j', 1}

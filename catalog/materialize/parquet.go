@@ -235,32 +235,32 @@ func appendValue(b array.Builder, dt ducklake.Type, it iceberg.Type, v any) erro
 	ok := false
 	switch bb := b.(type) {
 	case *array.BooleanBuilder:
-		ok = appendAs(iv, bb.Append)
+		ok = iceberg.PutValue(iv, bb.Append)
 	case *array.Int32Builder:
-		ok = appendAs(iv, bb.Append)
+		ok = iceberg.PutValue(iv, bb.Append)
 	case *array.Int64Builder:
-		ok = appendAs(iv, bb.Append)
+		ok = iceberg.PutValue(iv, bb.Append)
 	case *array.Float32Builder:
-		ok = appendAs(iv, bb.Append)
+		ok = iceberg.PutValue(iv, bb.Append)
 	case *array.Float64Builder:
-		ok = appendAs(iv, bb.Append)
+		ok = iceberg.PutValue(iv, bb.Append)
 	case *array.Decimal128Builder:
 		x, isDec := iv.(iceberg.Decimal)
 		if ok = isDec && x.Unscaled.BitLen() <= 127; ok {
 			bb.Append(decimal128.FromBigInt(x.Unscaled))
 		}
 	case *array.Date32Builder:
-		ok = appendAs(iv, func(x int32) { bb.Append(arrow.Date32(x)) })
+		ok = iceberg.PutValue(iv, func(x int32) { bb.Append(arrow.Date32(x)) })
 	case *array.Time64Builder:
-		ok = appendAs(iv, func(x int64) { bb.Append(arrow.Time64(x)) })
+		ok = iceberg.PutValue(iv, func(x int64) { bb.Append(arrow.Time64(x)) })
 	case *array.TimestampBuilder:
-		ok = appendAs(iv, func(x int64) { bb.Append(arrow.Timestamp(x)) })
+		ok = iceberg.PutValue(iv, func(x int64) { bb.Append(arrow.Timestamp(x)) })
 	case *array.StringBuilder:
-		ok = appendAs(iv, bb.Append)
+		ok = iceberg.PutValue(iv, bb.Append)
 	case *array.BinaryBuilder:
-		ok = appendAs(iv, bb.Append)
+		ok = iceberg.PutValue(iv, bb.Append)
 	case *extensions.UUIDBuilder:
-		ok = appendAs(iv, func(x [16]byte) { bb.Append(x) }) // Append takes uuid.UUID
+		ok = iceberg.PutValue(iv, func(x [16]byte) { bb.Append(x) }) // Append takes uuid.UUID
 	default:
 		return fmt.Errorf("no builder for %s (%T)", it, b)
 	}
@@ -268,16 +268,6 @@ func appendValue(b array.Builder, dt ducklake.Type, it iceberg.Type, v any) erro
 		return bad
 	}
 	return nil
-}
-
-// appendAs appends v with add when it is a T (the Go type IcebergValue
-// gives for the builder's column), and reports whether it was.
-func appendAs[T any](v any, add func(T)) bool {
-	x, ok := v.(T)
-	if ok {
-		add(x)
-	}
-	return ok
 }
 
 // rowMetrics computes Iceberg metrics of inlined rows for the top-level
