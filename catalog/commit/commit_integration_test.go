@@ -357,10 +357,7 @@ func TestCommitRegistersFiles(t *testing.T) {
 		for i, f := range files {
 			names, pos = append(names, f), append(pos, int64(i))
 		}
-		body, err := writePositionDeletesOf(names, pos)
-		if err != nil {
-			t.Fatal(err)
-		}
+		body := writePositionDeletesOf(t, names, pos)
 		l.objects.Set(path, body)
 		return &iceberg.DataFile{Content: iceberg.ContentPositionDeletes, Path: path, Format: "PARQUET",
 			Partition: []any{day, "books"}, RecordCount: int64(len(files)), FileSizeBytes: int64(len(body))}

@@ -1,7 +1,6 @@
 package commit
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,8 +11,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/duckicelake/duckicelake/catalog/iceberg"
 	"github.com/duckicelake/duckicelake/catalog/materialize"
@@ -83,20 +80,7 @@ func writeKeyed(t *testing.T, cols []string, rows []eqRow, idAsString bool) []by
 			}
 		}
 	}
-	rec := b.NewRecordBatch()
-	defer rec.Release()
-	var buf bytes.Buffer
-	w, err := pqarrow.NewFileWriter(sc, &buf, parquet.NewWriterProperties(), pqarrow.NewArrowWriterProperties())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return parquetFile(t, b)
 }
 
 // manifests writes one manifest per group (each under its info) and a
