@@ -186,29 +186,31 @@ func (c *Catalog) checkRequirements(ctx context.Context, tx pgx.Tx, target Targe
 			case r.SnapshotID != nil && cur != *r.SnapshotID:
 				return failed("branch or tag %s has changed: expected id %d != %d", r.Ref, *r.SnapshotID, cur)
 			}
-		case AssertLastAssignedFieldID:
-			if *r.LastAssignedFieldID != md.LastColumnID {
-				return failed("last assigned field id changed: expected id %d != %d", *r.LastAssignedFieldID, md.LastColumnID)
-			}
-		case AssertCurrentSchemaID:
-			if *r.CurrentSchemaID != md.CurrentSchemaID {
-				return failed("current schema changed: expected id %d != %d", *r.CurrentSchemaID, md.CurrentSchemaID)
-			}
-		case AssertLastAssignedPartitionID:
-			if *r.LastAssignedPartitionID != md.LastPartitionID {
-				return failed("last assigned partition id changed: expected id %d != %d", *r.LastAssignedPartitionID, md.LastPartitionID)
-			}
-		case AssertDefaultSpecID:
-			if *r.DefaultSpecID != md.DefaultSpecID {
-				return failed("default partition spec changed: expected id %d != %d", *r.DefaultSpecID, md.DefaultSpecID)
-			}
-		case AssertDefaultSortOrderID:
-			if *r.DefaultSortOrderID != md.DefaultSortOrderID {
-				return failed("default sort order changed: expected id %d != %d", *r.DefaultSortOrderID, md.DefaultSortOrderID)
+		default:
+			if want, have, what := assertedID(r, md); want != nil && *want != have {
+				return failed("%s changed: expected id %d != %d", what, *want, have)
 			}
 		}
 	}
 	return nil
+}
+
+// assertedID is the id an id-asserting requirement expects, the one md
+// has and what the id is of (for the failure); nil for other requirements.
+func assertedID(r Requirement, md *iceberg.TableMetadata) (*int, int, string) {
+	switch r.Type {
+	case AssertLastAssignedFieldID:
+		return r.LastAssignedFieldID, md.LastColumnID, "last assigned field id"
+	case AssertCurrentSchemaID:
+		return r.CurrentSchemaID, md.CurrentSchemaID, "current schema"
+	case AssertLastAssignedPartitionID:
+		return r.LastAssignedPartitionID, md.LastPartitionID, "last assigned partition id"
+	case AssertDefaultSpecID:
+		return r.DefaultSpecID, md.DefaultSpecID, "default partition spec"
+	case AssertDefaultSortOrderID:
+		return r.DefaultSortOrderID, md.DefaultSortOrderID, "default sort order"
+	}
+	return nil, 0, ""
 }
 
 // refSnapshot is where ref points: main from the metadata, other refs

@@ -89,6 +89,29 @@ func (l *lake) write(fn func(tx pgx.Tx, snap *Snapshot) error) (int64, error) {
 	return snap.ID, nil
 }
 
+// create creates the table req asks for in a snapshot of its own (see
+// write), and returns it with that snapshot's id.
+func (l *lake) create(req *CreateTableRequest) (ducklake.Table, int64, error) {
+	l.t.Helper()
+	var tbl ducklake.Table
+	id, err := l.write(func(tx pgx.Tx, snap *Snapshot) error {
+		var err error
+		tbl, err = l.cat.CreateTable(context.Background(), tx, snap, l.ns, req)
+		return err
+	})
+	return tbl, id, err
+}
+
+// mustCreate is create, failing the test on an error.
+func (l *lake) mustCreate(req *CreateTableRequest) (ducklake.Table, int64) {
+	l.t.Helper()
+	tbl, id, err := l.create(req)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return tbl, id
+}
+
 // commit applies one table commit the way the REST catalog does: against
 // the table's materialised metadata at the head.
 func (l *lake) commit(name string, req *TableCommit) (int64, error) {
@@ -163,14 +186,7 @@ func TestCommitRegistersFiles(t *testing.T) {
 		{SourceID: 2, FieldID: 1000, Name: "ts_day", Transform: iceberg.Day},
 		{SourceID: 3, FieldID: 1001, Name: "cat", Transform: iceberg.Identity},
 	}}
-	var table ducklake.Table
-	if _, err := l.write(func(tx pgx.Tx, snap *Snapshot) error {
-		var err error
-		table, err = l.cat.CreateTable(ctx, tx, snap, l.ns, &CreateTableRequest{Name: "t", Schema: schema, PartitionSpec: spec})
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	table, _ := l.mustCreate(&CreateTableRequest{Name: "t", Schema: schema, PartitionSpec: spec})
 	if got := l.query(`SELECT partition_key_index, column_id, "transform" FROM ducklake_partition_column ORDER BY 1`); fmt.Sprint(got) != "[[0 2 year] [1 2 month] [2 2 day] [3 3 identity]]" {
 		t.Fatalf("partition keys %v", got)
 	}
@@ -341,10 +357,7 @@ func TestCommitRegistersFiles(t *testing.T) {
 		for i, f := range files {
 			names, pos = append(names, f), append(pos, int64(i))
 		}
-		body, err := writePositionDeletesOf(names, pos)
-		if err != nil {
-			t.Fatal(err)
-		}
+		body := writePositionDeletesOf(t, names, pos)
 		l.objects.Set(path, body)
 		return &iceberg.DataFile{Content: iceberg.ContentPositionDeletes, Path: path, Format: "PARQUET",
 			Partition: []any{day, "books"}, RecordCount: int64(len(files)), FileSizeBytes: int64(len(body))}
@@ -440,13 +453,7 @@ func TestCommitEvolvesColumns(t *testing.T) {
 		{ID: 2, Name: "name", Type: iceberg.Primitive(iceberg.TypeString)},
 		{ID: 3, Name: "f", Type: iceberg.Primitive(iceberg.TypeFloat)},
 	}}
-	created, err := l.write(func(tx pgx.Tx, snap *Snapshot) error {
-		_, err := l.cat.CreateTable(ctx, tx, snap, l.ns, &CreateTableRequest{Name: "t", Schema: schema})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, created := l.mustCreate(&CreateTableRequest{Name: "t", Schema: schema})
 	next := &iceberg.Schema{ID: 9, Fields: []iceberg.NestedField{
 		{ID: 1, Name: "id", Type: iceberg.Primitive(iceberg.TypeLong)},
 		{ID: 2, Name: "label", Type: iceberg.Primitive(iceberg.TypeString)},
@@ -491,13 +498,7 @@ func TestCommitColumnDocs(t *testing.T) {
 		{ID: 2, Name: "data", Type: iceberg.Primitive(iceberg.TypeString)},
 		{ID: 3, Name: "s", Type: iceberg.StructOf(iceberg.NestedField{ID: 4, Name: "x", Type: iceberg.Primitive(iceberg.TypeDouble), Doc: "inner"})},
 	}}
-	created, err := l.write(func(tx pgx.Tx, snap *Snapshot) error {
-		_, err := l.cat.CreateTable(ctx, tx, snap, l.ns, &CreateTableRequest{Name: "t", Schema: schema})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, created := l.mustCreate(&CreateTableRequest{Name: "t", Schema: schema})
 	// A doc changed, one added, one removed; the columns stay as they are.
 	next := &iceberg.Schema{ID: 1, Fields: []iceberg.NestedField{
 		{ID: 1, Name: "id", Required: true, Type: iceberg.Primitive(iceberg.TypeInt), Doc: "the key"},
@@ -545,18 +546,10 @@ func TestCommitColumnDocs(t *testing.T) {
 // chose is kept as asked.
 func TestCreateTableAfterRename(t *testing.T) {
 	l := newLake(t)
-	ctx := context.Background()
 	schema := &iceberg.Schema{Fields: []iceberg.NestedField{{ID: 1, Name: "id", Type: iceberg.Primitive(iceberg.TypeInt)}}}
 	create := func(name, location string) ducklake.Table {
 		t.Helper()
-		var tbl ducklake.Table
-		if _, err := l.write(func(tx pgx.Tx, snap *Snapshot) error {
-			var err error
-			tbl, err = l.cat.CreateTable(ctx, tx, snap, l.ns, &CreateTableRequest{Name: name, Schema: schema, Location: location})
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
+		tbl, _ := l.mustCreate(&CreateTableRequest{Name: name, Schema: schema, Location: location})
 		return tbl
 	}
 	first := create("t", "")
@@ -572,10 +565,7 @@ func TestCreateTableAfterRename(t *testing.T) {
 	// A location the client chose that holds, or is held by, another live
 	// table's files is refused.
 	for _, loc := range []string{l.ns.Path + "t", l.ns.Path + "t/sub", strings.TrimSuffix(second.Path, "/")} {
-		_, err := l.write(func(tx pgx.Tx, snap *Snapshot) error {
-			_, err := l.cat.CreateTable(ctx, tx, snap, l.ns, &CreateTableRequest{Name: "u", Schema: schema, Location: loc})
-			return err
-		})
+		_, _, err := l.create(&CreateTableRequest{Name: "u", Schema: schema, Location: loc})
 		if !errors.Is(err, ErrForbidden) || !strings.Contains(err.Error(), "overlaps") {
 			t.Errorf("create at %s: %v, want ErrForbidden (overlap)", loc, err)
 		}

@@ -267,22 +267,9 @@ func (c *Catalog) writeTable(ctx context.Context, tx pgx.Tx, snap *Snapshot, ns 
 	case taken == ducklake.ObjectView:
 		return ducklake.Table{}, newError(ErrExists, "View with same name already exists: %s.%s", ns.Name, p.name)
 	}
-	// No two live tables share files (see overlaps). A table renamed away
-	// keeps its files under the old name's default path, so a new table of
-	// that name gets a path of its own; a location the client chose is
-	// refused instead.
-	dir, err := p.dir()
-	if err != nil {
+	// No two live tables share files (see overlaps).
+	if err := c.settle(ctx, tx, snap.ID, ns, p); err != nil {
 		return ducklake.Table{}, err
-	}
-	switch taken, err := c.overlaps(ctx, tx, snap.ID, dir); {
-	case err != nil:
-		return ducklake.Table{}, err
-	case taken && p.chosen:
-		return ducklake.Table{}, overlapError(p.location)
-	case taken:
-		p.path = p.name + "-" + p.uuid[:8] + "/"
-		p.location = ns.Path + strings.TrimSuffix(p.path, "/")
 	}
 	id := snap.catalogID()
 	if _, err := tx.Exec(ctx, `INSERT INTO `+c.t("ducklake_table")+` (table_id, table_uuid, begin_snapshot, end_snapshot, schema_id, table_name, path, path_is_relative)
@@ -367,18 +354,8 @@ func (c *Catalog) StageTable(ctx context.Context, q ducklake.Querier, snap int64
 	if err != nil {
 		return nil, err
 	}
-	dir, err := p.dir()
-	if err != nil {
+	if err := c.settle(ctx, q, snap, ns, p); err != nil {
 		return nil, err
-	}
-	switch taken, err := c.overlaps(ctx, q, snap, dir); {
-	case err != nil:
-		return nil, err
-	case taken && p.chosen:
-		return nil, overlapError(p.location)
-	case taken:
-		p.path = p.name + "-" + p.uuid[:8] + "/"
-		p.location = ns.Path + strings.TrimSuffix(p.path, "/")
 	}
 	return p.metadata(now), nil
 }

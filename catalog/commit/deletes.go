@@ -44,12 +44,10 @@ func (c *Catalog) addDelete(ctx context.Context, tx pgx.Tx, snap *Snapshot, t du
 	if target != "" && data[target] == nil {
 		return conflict("position delete file %s targets data file %s, which is not part of the table", f.Path, target)
 	}
-	if c.objects == nil {
-		return unsupported("position delete file %s names no single data file (no referenced_data_file or equal file_path bounds) and this catalog has no object reader to read it", f.Path)
-	}
-	body, err := c.get(ctx, f.Path)
+	body, err := c.get(ctx, "position delete file", f.Path,
+		fmt.Sprintf("position delete file %s names no single data file (no referenced_data_file or equal file_path bounds) and", f.Path))
 	if err != nil {
-		return objectError("position delete file", f.Path, err)
+		return err
 	}
 	pd, err := materialize.ReadPositionDeletes(ctx, body)
 	if err != nil {
@@ -84,12 +82,9 @@ func (c *Catalog) addDeletionVector(ctx context.Context, tx pgx.Tx, snap *Snapsh
 	if data[target] == nil {
 		return conflict("deletion vector in %s targets data file %s, which is not part of the table", f.Path, target)
 	}
-	if c.objects == nil {
-		return unsupported("deletion vector in %s: this catalog has no object reader to read it", f.Path)
-	}
-	body, err := c.get(ctx, f.Path)
+	body, err := c.get(ctx, "Puffin file", f.Path, "deletion vector in "+f.Path+":")
 	if err != nil {
-		return objectError("Puffin file", f.Path, err)
+		return err
 	}
 	off, n := *f.ContentOffset, *f.ContentSizeInBytes
 	if off < 0 || n <= 0 || off > int64(len(body)) || n > int64(len(body))-off {
@@ -134,9 +129,9 @@ func (c *Catalog) addPositions(ctx context.Context, tx pgx.Tx, snap *Snapshot, t
 			if strings.Contains(d.deletePath, inlinedDir) {
 				return unsupported("position delete file %s targets data file %s, whose deletions DuckDB keeps in Postgres; flush them with DuckDB's ducklake_flush_inlined_data first", f.Path, p)
 			}
-			old, err := c.get(ctx, d.deletePath)
+			old, err := c.get(ctx, "delete file", d.deletePath, "delete file "+d.deletePath+":")
 			if err != nil {
-				return objectError("delete file", d.deletePath, err)
+				return err
 			}
 			oldDeletes, err := materialize.ReadPositionDeletes(ctx, old)
 			if err != nil {
@@ -217,15 +212,23 @@ func (c *Catalog) insertDelete(ctx context.Context, tx pgx.Tx, snap *Snapshot, t
 	return nil
 }
 
-// get reads the object at location, a file of the table: one the commit
-// checked to be inside the table's location (addLive), or one DuckLake
-// records as the table's.
-func (c *Catalog) get(ctx context.Context, location string) ([]byte, error) {
+// get reads the object at location, a file of the table (a what, for the
+// errors): one the commit checked to be inside the table's location
+// (addLive), or one DuckLake records as the table's. Without an object
+// reader it is refused, the refusal beginning with unreadable.
+func (c *Catalog) get(ctx context.Context, what, location, unreadable string) ([]byte, error) {
+	if c.objects == nil {
+		return nil, unsupported("%s this catalog has no object reader to read it", unreadable)
+	}
 	loc, err := objstore.Parse(location)
 	if err != nil {
-		return nil, err
+		return nil, objectError(what, location, err)
 	}
-	return c.objects.Get(ctx, loc, c.maxObjectBytes)
+	body, err := c.objects.Get(ctx, loc, c.maxObjectBytes)
+	if err != nil {
+		return nil, objectError(what, location, err)
+	}
+	return body, nil
 }
 
 // put writes location, a file of the table beside one the commit checked.

@@ -84,7 +84,8 @@ func TestDeclaredTarget(t *testing.T) {
 // writePositionDeletesOf writes an Iceberg position delete file with rows
 // (files[i], pos[i]) in that order, as DuckDB's iceberg extension writes
 // one for every data file a DELETE touches.
-func writePositionDeletesOf(files []string, pos []int64) ([]byte, error) {
+func writePositionDeletesOf(t *testing.T, files []string, pos []int64) []byte {
+	t.Helper()
 	fieldID := func(id int) arrow.Metadata {
 		return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{strconv.Itoa(id)})
 	}
@@ -98,20 +99,25 @@ func writePositionDeletesOf(files []string, pos []int64) ([]byte, error) {
 		b.Field(0).(*array.StringBuilder).Append(files[i])
 		b.Field(1).(*array.Int64Builder).Append(pos[i])
 	}
+	return parquetFile(t, b)
+}
+
+// parquetFile writes the record b has built as a Parquet file with the
+// library's default properties, as another writer would.
+func parquetFile(t *testing.T, b *array.RecordBuilder) []byte {
+	t.Helper()
 	rec := b.NewRecordBatch()
 	defer rec.Release()
 	var buf bytes.Buffer
-	w, err := pqarrow.NewFileWriter(sc, &buf, parquet.NewWriterProperties(),
-		pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(memory.DefaultAllocator)))
+	w, err := pqarrow.NewFileWriter(rec.Schema(), &buf, parquet.NewWriterProperties(), pqarrow.NewArrowWriterProperties())
 	if err != nil {
-		return nil, err
+		t.Fatal(err)
 	}
 	if err := w.Write(rec); err != nil {
-		w.Close()
-		return nil, err
+		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
-		return nil, err
+		t.Fatal(err)
 	}
-	return buf.Bytes(), nil
+	return buf.Bytes()
 }

@@ -1,7 +1,6 @@
 package commit
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,9 +11,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/duckicelake/duckicelake/catalog/iceberg"
 	"github.com/duckicelake/duckicelake/catalog/materialize"
@@ -84,20 +80,7 @@ func writeKeyed(t *testing.T, cols []string, rows []eqRow, idAsString bool) []by
 			}
 		}
 	}
-	rec := b.NewRecordBatch()
-	defer rec.Release()
-	var buf bytes.Buffer
-	w, err := pqarrow.NewFileWriter(sc, &buf, parquet.NewWriterProperties(), pqarrow.NewArrowWriterProperties())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return parquetFile(t, b)
 }
 
 // manifests writes one manifest per group (each under its info) and a
@@ -151,12 +134,7 @@ func TestEqualityDeletes(t *testing.T) {
 		{ID: 3, Name: "cat", Type: iceberg.Primitive(iceberg.TypeString)},
 	}}
 	spec := &iceberg.PartitionSpec{Fields: []iceberg.PartitionField{{SourceID: 3, FieldID: 1000, Name: "cat", Transform: iceberg.Identity}}}
-	if _, err := l.write(func(tx pgx.Tx, snap *Snapshot) error {
-		_, err := l.cat.CreateTable(ctx, tx, snap, l.ns, &CreateTableRequest{Name: "t", Schema: schema, PartitionSpec: spec})
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	l.mustCreate(&CreateTableRequest{Name: "t", Schema: schema, PartitionSpec: spec})
 	partID := l.query(`SELECT partition_id FROM ducklake_partition_info`)[0][0].(int64)
 	served := iceberg.PartitionSpec{ID: int(partID), Fields: spec.Fields}
 	dataInfo := iceberg.ManifestInfo{FormatVersion: 2, Content: iceberg.ManifestData, Schema: schema, Spec: served}

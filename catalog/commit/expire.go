@@ -187,29 +187,8 @@ func (c *Catalog) expireSnapshots(ctx context.Context, tx pgx.Tx, ids []int64) e
 	if dropped == nil {
 		dropped = []int64{}
 	}
-	md, err := c.reader(tx).Metadata(ctx)
-	if err != nil {
-		return err
-	}
-	paths, err := c.tablePaths(ctx, tx, md.DataPath)
-	if err != nil {
-		return err
-	}
-
-	dataIDs, err := c.scheduleUnseen(ctx, tx, "ducklake_data_file", "data_file_id", `table_id = ANY($1) OR (end_snapshot IS NOT NULL AND `+unseen("")+`)`,
-		paths, md.DataPath, dropped)
-	if err != nil {
-		return err
-	}
-	if err := c.deleteDataFileRows(ctx, tx, dataIDs); err != nil {
-		return err
-	}
-	deleteIDs, err := c.scheduleUnseen(ctx, tx, "ducklake_delete_file", "delete_file_id", `table_id = ANY($1) OR data_file_id = ANY($2) OR (end_snapshot IS NOT NULL AND `+unseen("")+`)`,
-		paths, md.DataPath, dropped, dataIDs)
-	if err != nil {
-		return err
-	}
-	if err := exec("delete from ducklake_delete_file", `DELETE FROM `+c.t("ducklake_delete_file")+` WHERE delete_file_id = ANY($1)`, deleteIDs); err != nil {
+	if err := c.reclaimFiles(ctx, tx, "expire snapshots", `table_id = ANY($1) OR (end_snapshot IS NOT NULL AND `+unseen("")+`)`,
+		`table_id = ANY($1) OR data_file_id = ANY($2) OR (end_snapshot IS NOT NULL AND `+unseen("")+`)`, dropped); err != nil {
 		return err
 	}
 
@@ -274,6 +253,36 @@ func (c *Catalog) expireSnapshots(ctx context.Context, tx pgx.Tx, ids []int64) e
 	}
 	return exec("delete from ducklake_name_mapping", `DELETE FROM `+c.t("ducklake_name_mapping")+` x
 		WHERE NOT EXISTS (SELECT 1 FROM `+c.t("ducklake_column_mapping")+` m WHERE m.mapping_id = x.mapping_id)`)
+}
+
+// reclaimFiles schedules for deletion, and deletes the rows of, the data
+// files that match dataWhere and the delete files that match deleteWhere:
+// both with arg as $1, and deleteWhere with the ids of those data files as
+// $2 (their delete files go with them). what begins the errors.
+func (c *Catalog) reclaimFiles(ctx context.Context, tx pgx.Tx, what, dataWhere, deleteWhere string, arg any) error {
+	md, err := c.reader(tx).Metadata(ctx)
+	if err != nil {
+		return err
+	}
+	paths, err := c.tablePaths(ctx, tx, md.DataPath)
+	if err != nil {
+		return err
+	}
+	dataIDs, err := c.scheduleUnseen(ctx, tx, "ducklake_data_file", "data_file_id", dataWhere, paths, md.DataPath, arg)
+	if err != nil {
+		return err
+	}
+	if err := c.deleteDataFileRows(ctx, tx, dataIDs); err != nil {
+		return err
+	}
+	deleteIDs, err := c.scheduleUnseen(ctx, tx, "ducklake_delete_file", "delete_file_id", deleteWhere, paths, md.DataPath, arg, dataIDs)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM `+c.t("ducklake_delete_file")+` WHERE delete_file_id = ANY($1)`, deleteIDs); err != nil {
+		return fmt.Errorf("%s: delete from ducklake_delete_file: %w", what, err)
+	}
+	return nil
 }
 
 // deleteDataFileRows deletes the rows of data files ids and of their

@@ -158,28 +158,6 @@ func (c *Catalog) reclaimForTable(ctx context.Context, tx pgx.Tx, t ducklake.Tab
 	unseen := `end_snapshot IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ` + c.t("ducklake_snapshot") + ` sn
 		WHERE sn.snapshot_id >= begin_snapshot AND sn.snapshot_id < end_snapshot
 		AND NOT EXISTS (SELECT 1 FROM ` + c.t(expiredTable) + ` x WHERE x.table_id = $1 AND x.snapshot_id = sn.snapshot_id))`
-	md, err := c.reader(tx).Metadata(ctx)
-	if err != nil {
-		return err
-	}
-	paths, err := c.tablePaths(ctx, tx, md.DataPath)
-	if err != nil {
-		return err
-	}
-	dataIDs, err := c.scheduleUnseen(ctx, tx, "ducklake_data_file", "data_file_id", `table_id = $1 AND `+unseen, paths, md.DataPath, t.ID)
-	if err != nil {
-		return err
-	}
-	if err := c.deleteDataFileRows(ctx, tx, dataIDs); err != nil {
-		return err
-	}
-	deleteIDs, err := c.scheduleUnseen(ctx, tx, "ducklake_delete_file", "delete_file_id", `table_id = $1 AND (data_file_id = ANY($2) OR (`+unseen+`))`,
-		paths, md.DataPath, t.ID, dataIDs)
-	if err != nil {
-		return err
-	}
-	if _, err := tx.Exec(ctx, `DELETE FROM `+c.t("ducklake_delete_file")+` WHERE delete_file_id = ANY($1)`, deleteIDs); err != nil {
-		return fmt.Errorf("expire snapshots for table %s: delete from ducklake_delete_file: %w", t.Name, err)
-	}
-	return nil
+	return c.reclaimFiles(ctx, tx, "expire snapshots for table "+t.Name, `table_id = $1 AND `+unseen,
+		`table_id = $1 AND (data_file_id = ANY($2) OR (`+unseen+`))`, t.ID)
 }

@@ -84,16 +84,10 @@ func (c *Catalog) CommitDir(ctx context.Context, q ducklake.Querier, snap int64,
 		if err != nil {
 			return TableDir{}, err
 		}
-		if dir, err = pl.dir(); err != nil {
-			return TableDir{}, err
-		}
 		// A default location another table holds gets a path of its own
 		// when the table is created, where these files are not.
-		switch taken, err := c.overlaps(ctx, q, snap, dir); {
-		case err != nil:
+		if dir, err = c.claim(ctx, q, snap, pl, pl.location); err != nil {
 			return TableDir{}, err
-		case taken:
-			return TableDir{}, overlapError(pl.location)
 		}
 	}
 	for _, u := range req.Updates {
@@ -428,6 +422,16 @@ func (sh *tableShape) partitionOf(a addedFile, specAlias map[int]int64) (*duckla
 	return info, values, nil
 }
 
+// notLive refuses removing p, a what that is no longer part of the table.
+// A path under the inlined directory names no file but rows DuckDB keeps
+// in Postgres; held says how, and what Iceberg cannot do to them.
+func notLive(what, p, held string) error {
+	if strings.Contains(p, inlinedDir) {
+		return unsupported("%s %s %s through Iceberg (flush them with DuckDB's ducklake_flush_inlined_data first)", what, p, held)
+	}
+	return conflict("%s %s is no longer part of the table", what, p)
+}
+
 // applyFiles registers a snapshot's file changes in DuckLake rows.
 func (c *Catalog) applyFiles(ctx context.Context, tx pgx.Tx, snap *Snapshot, t ducklake.Table, ch *fileChange, operation string, specAlias map[int]int64) error {
 	data, dels, err := c.liveFiles(ctx, tx, snap, t)
@@ -439,6 +443,14 @@ func (c *Catalog) applyFiles(ctx context.Context, tx pgx.Tx, snap *Snapshot, t d
 		return err
 	}
 	removedDelete := map[int64]bool{}
+	endDelete := func(id, begin int64, path string) error {
+		if err := c.endRow(ctx, tx, snap, "ducklake_delete_file", "delete_file_id", id, begin); err != nil {
+			return err
+		}
+		removedDelete[id] = true
+		delete(dels, path)
+		return nil
+	}
 	for _, p := range ch.removeDelete {
 		d := dels[p]
 		if d == nil {
@@ -454,34 +466,24 @@ func (c *Catalog) applyFiles(ctx context.Context, tx pgx.Tx, snap *Snapshot, t d
 			}
 		}
 		if d == nil {
-			if strings.Contains(p, inlinedDir) {
-				return unsupported("delete file %s stands for deletions DuckDB keeps in Postgres; they cannot be removed through Iceberg (flush them with DuckDB's ducklake_flush_inlined_data first)", p)
-			}
-			return conflict("delete file %s is no longer part of the table", p)
+			return notLive("delete file", p, "stands for deletions DuckDB keeps in Postgres; they cannot be removed")
 		}
-		if err := c.endRow(ctx, tx, snap, "ducklake_delete_file", "delete_file_id", d.id, d.begin); err != nil {
+		if err := endDelete(d.id, d.begin, p); err != nil {
 			return err
 		}
-		removedDelete[d.id] = true
-		delete(dels, p)
 	}
 	for _, p := range ch.removeData {
 		f := data[p]
 		if f == nil {
-			if strings.Contains(p, inlinedDir) {
-				return unsupported("data file %s holds rows DuckDB keeps in Postgres (inlined); they cannot be rewritten through Iceberg (flush them with DuckDB's ducklake_flush_inlined_data first)", p)
-			}
-			return conflict("data file %s is no longer part of the table", p)
+			return notLive("data file", p, "holds rows DuckDB keeps in Postgres (inlined); they cannot be rewritten")
 		}
 		if err := c.endRow(ctx, tx, snap, "ducklake_data_file", "data_file_id", f.id, f.begin); err != nil {
 			return err
 		}
 		if f.deleteID != 0 && !removedDelete[f.deleteID] {
-			if err := c.endRow(ctx, tx, snap, "ducklake_delete_file", "delete_file_id", f.deleteID, f.deleteBegin); err != nil {
+			if err := endDelete(f.deleteID, f.deleteBegin, f.deletePath); err != nil {
 				return err
 			}
-			removedDelete[f.deleteID] = true
-			delete(dels, f.deletePath)
 		}
 		delete(data, p)
 	}

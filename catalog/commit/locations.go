@@ -122,23 +122,58 @@ func (p placement) dir() (TableDir, error) {
 }
 
 // overlaps reports whether a table live at snapshot snap has a location
-// that overlaps dir (one within the other, or the same): no two live
-// tables share files, since vended credentials, the gateway's grants and
-// purge all work by a table's location. The tables of every namespace
-// count, with their paths resolved (DuckLake allows absolute ones). A table
-// whose path Parse refuses is vended, signed for and purged by nothing, and
-// is passed over.
-func (c *Catalog) overlaps(ctx context.Context, q ducklake.Querier, snap int64, dir TableDir) (bool, error) {
+// that overlaps p's directory (one within the other, or the same), and
+// returns that directory: no two live tables share files, since vended
+// credentials, the gateway's grants and purge all work by a table's
+// location. The tables of every namespace count, with their paths resolved
+// (DuckLake allows absolute ones). A table whose path Parse refuses is
+// vended, signed for and purged by nothing, and is passed over.
+func (c *Catalog) overlaps(ctx context.Context, q ducklake.Querier, snap int64, p placement) (TableDir, bool, error) {
+	dir, err := p.dir()
+	if err != nil {
+		return TableDir{}, false, err
+	}
 	tables, err := c.reader(q).Tables(ctx, snap)
 	if err != nil {
-		return false, fmt.Errorf("check the table location %s: %w", dir, err)
+		return TableDir{}, false, fmt.Errorf("check the table location %s: %w", dir, err)
 	}
 	for _, t := range tables {
 		if other, err := objstore.ParseDir(t.Path); err == nil && objstore.Overlaps(other, dir.loc) {
-			return true, nil
+			return dir, true, nil
 		}
 	}
-	return false, nil
+	return dir, false, nil
+}
+
+// claim is p's directory, refused (naming location) when it overlaps a
+// table live at snapshot snap: for a table whose files or metadata are
+// written already, so its location cannot move.
+func (c *Catalog) claim(ctx context.Context, q ducklake.Querier, snap int64, p placement, location string) (TableDir, error) {
+	switch dir, taken, err := c.overlaps(ctx, q, snap, p); {
+	case err != nil:
+		return TableDir{}, err
+	case taken:
+		return TableDir{}, overlapError(location)
+	default:
+		return dir, nil
+	}
+}
+
+// settle moves a new table's default location that overlaps a table live
+// at snapshot snap to a path of its own (a table renamed away keeps its
+// files under the old name's default path); a location the client chose
+// is refused instead.
+func (c *Catalog) settle(ctx context.Context, q ducklake.Querier, snap int64, ns Namespace, p *tablePlan) error {
+	switch _, taken, err := c.overlaps(ctx, q, snap, p.placement); {
+	case err != nil:
+		return err
+	case taken && p.chosen:
+		return overlapError(p.location)
+	case taken:
+		p.path = p.name + "-" + p.uuid[:8] + "/"
+		p.location = ns.Path + strings.TrimSuffix(p.path, "/")
+	}
+	return nil
 }
 
 // overlapError refuses a location a client chose that overlaps another

@@ -8,8 +8,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/duckicelake/duckicelake/catalog/iceberg"
 	"github.com/duckicelake/duckicelake/internal/objstore"
 )
@@ -93,12 +91,7 @@ func countingLake(t *testing.T, tables ...string) (*lake, *countingStore, int64)
 	l.cat = New(Config{Objects: store})
 	schema := &iceberg.Schema{Fields: []iceberg.NestedField{{ID: 1, Name: "id", Type: iceberg.Primitive(iceberg.TypeLong)}}}
 	for _, name := range tables {
-		if _, err := l.write(func(tx pgx.Tx, snap *Snapshot) error {
-			_, err := l.cat.CreateTable(ctx, tx, snap, l.ns, &CreateTableRequest{Name: name, Schema: schema})
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
+		l.mustCreate(&CreateTableRequest{Name: name, Schema: schema})
 	}
 	var head int64
 	if err := l.pool.QueryRow(ctx, `SELECT max(snapshot_id) FROM ducklake_snapshot`).Scan(&head); err != nil {

@@ -83,15 +83,9 @@ func (c *Catalog) ReadRegistration(ctx context.Context, q ducklake.Querier, snap
 	if err != nil {
 		return nil, err
 	}
-	dir, err := p.dir()
+	dir, err := c.claim(ctx, q, snap, p.placement, md.Location)
 	if err != nil {
 		return nil, err
-	}
-	switch taken, err := c.overlaps(ctx, q, snap, dir); {
-	case err != nil:
-		return nil, err
-	case taken:
-		return nil, overlapError(md.Location)
 	}
 	reg := &Registration{MetadataLocation: loc.String(), Metadata: md, files: &fileChange{}}
 	if cur := md.CurrentSnapshot(); cur != nil {

@@ -51,16 +51,16 @@ const (
 // and when null; SnapshotIDSet says whether the key was sent (a null
 // snapshot-id asserts that the ref does not exist).
 type Requirement struct {
-	Type                    string
-	UUID                    string
-	Ref                     string
-	SnapshotID              *int64
-	SnapshotIDSet           bool
-	LastAssignedFieldID     *int
-	CurrentSchemaID         *int
-	LastAssignedPartitionID *int
-	DefaultSpecID           *int
-	DefaultSortOrderID      *int
+	Type                    string `json:"type"`
+	UUID                    string `json:"uuid"`
+	Ref                     string `json:"ref"`
+	SnapshotID              *int64 `json:"snapshot-id"`
+	SnapshotIDSet           bool   `json:"-"`
+	LastAssignedFieldID     *int   `json:"last-assigned-field-id"`
+	CurrentSchemaID         *int   `json:"current-schema-id"`
+	LastAssignedPartitionID *int   `json:"last-assigned-partition-id"`
+	DefaultSpecID           *int   `json:"default-spec-id"`
+	DefaultSortOrderID      *int   `json:"default-sort-order-id"`
 }
 
 // UnmarshalJSON decodes a requirement and checks that its type is known
@@ -71,23 +71,12 @@ func (r *Requirement) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return err
 	}
-	var v struct {
-		Type                    string `json:"type"`
-		UUID                    string `json:"uuid"`
-		Ref                     string `json:"ref"`
-		SnapshotID              *int64 `json:"snapshot-id"`
-		LastAssignedFieldID     *int   `json:"last-assigned-field-id"`
-		CurrentSchemaID         *int   `json:"current-schema-id"`
-		LastAssignedPartitionID *int   `json:"last-assigned-partition-id"`
-		DefaultSpecID           *int   `json:"default-spec-id"`
-		DefaultSortOrderID      *int   `json:"default-sort-order-id"`
-	}
-	if err := json.Unmarshal(data, &v); err != nil {
+	type plain Requirement
+	var p plain
+	if err := json.Unmarshal(data, &p); err != nil {
 		return err
 	}
-	*r = Requirement{Type: v.Type, UUID: v.UUID, Ref: v.Ref, SnapshotID: v.SnapshotID,
-		LastAssignedFieldID: v.LastAssignedFieldID, CurrentSchemaID: v.CurrentSchemaID,
-		LastAssignedPartitionID: v.LastAssignedPartitionID, DefaultSpecID: v.DefaultSpecID, DefaultSortOrderID: v.DefaultSortOrderID}
+	*r = Requirement(p)
 	_, r.SnapshotIDSet = raw["snapshot-id"]
 	need := func(ok bool, field string) error {
 		if !ok {

@@ -21,6 +21,18 @@ type sortKey struct {
 	nullsFirst bool
 }
 
+// sortFlag reads a sort field's direction or null order (a what): false
+// for the default, named off or left out, true for on.
+func sortFlag(what, v, off, on string) (bool, error) {
+	switch v {
+	case off, "":
+		return false, nil
+	case on:
+		return true, nil
+	}
+	return false, invalid("sort %s %q", what, v)
+}
+
 // duckSort translates an Iceberg sort order into DuckLake sort keys.
 // DuckLake sorts by plain top-level columns only: an order with a
 // transform (bucket[16](id), day(ts)…) gets no keys, so DuckDB writes
@@ -45,19 +57,12 @@ func duckSort(order *iceberg.SortOrder, columns map[int64]ducklake.Field) ([]sor
 		}
 		plain = plain && f.Transform.Kind == iceberg.TransformIdentity
 		k := sortKey{column: src.ID, expression: sqlName(src.Name)}
-		switch f.Direction {
-		case "asc", "":
-		case "desc":
-			k.desc = true
-		default:
-			return nil, invalid("sort direction %q", f.Direction)
+		var err error
+		if k.desc, err = sortFlag("direction", f.Direction, "asc", "desc"); err != nil {
+			return nil, err
 		}
-		switch f.NullOrder {
-		case "nulls-last", "":
-		case "nulls-first":
-			k.nullsFirst = true
-		default:
-			return nil, invalid("sort null order %q", f.NullOrder)
+		if k.nullsFirst, err = sortFlag("null order", f.NullOrder, "nulls-last", "nulls-first"); err != nil {
+			return nil, err
 		}
 		out = append(out, k)
 	}

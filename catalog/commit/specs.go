@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/iceberg"
 )
 
@@ -105,31 +106,19 @@ func (c *Catalog) currentSpec(ctx context.Context, tx pgx.Tx, snap *Snapshot, ta
 	var (
 		v     specVersion
 		begin int64
-		part  *int64
 	)
-	err := tx.QueryRow(ctx, `SELECT begin_snapshot, spec_id, partition_id, plain_spec_id, unpartitioned_spec_id FROM `+c.t(specTable)+`
-		WHERE table_id = $1 AND begin_snapshot <= $2 AND (end_snapshot IS NULL OR end_snapshot > $2)
-		ORDER BY begin_snapshot DESC LIMIT 1`, tableID, snap.ID).Scan(&begin, &v.spec.ID, &part, &v.plainID, &v.unpartitionedID)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read the partition spec of table %d: %w", tableID, err)
-	}
-	if part != nil {
-		v.partitionID = *part
-	}
-	rows, err := tx.Query(ctx, `SELECT field_id, column_id, transform, name FROM `+c.t(partitionFieldTable)+`
-		WHERE table_id = $1 AND begin_snapshot = $2 ORDER BY spec_position`, tableID, begin)
-	if err != nil {
-		return nil, fmt.Errorf("read the partition fields of table %d: %w", tableID, err)
+	switch ok, err := c.liveRow(ctx, tx, snap, specTable, "begin_snapshot, spec_id, coalesce(partition_id, 0), plain_spec_id, unpartitioned_spec_id",
+		tableID, "partition spec", &begin, &v.spec.ID, &v.partitionID, &v.plainID, &v.unpartitionedID); {
+	case err != nil || !ok:
+		return nil, err
 	}
 	var (
 		fieldID  *int
 		col      int64
 		tr, name string
 	)
-	_, err = pgx.ForEachRow(rows, []any{&fieldID, &col, &tr, &name}, func() error {
+	if err := ducklake.Each(ctx, tx, fmt.Sprintf("read the partition fields of table %d", tableID), `SELECT field_id, column_id, transform, name FROM `+c.t(partitionFieldTable)+`
+		WHERE table_id = $1 AND begin_snapshot = $2 ORDER BY spec_position`, []any{tableID, begin}, []any{&fieldID, &col, &tr, &name}, func() error {
 		t, err := iceberg.ParseTransform(tr)
 		if err != nil {
 			return err
@@ -139,11 +128,26 @@ func (c *Catalog) currentSpec(ctx context.Context, tx pgx.Tx, snap *Snapshot, ta
 		}
 		v.spec.Fields = append(v.spec.Fields, iceberg.PartitionField{SourceID: int(col), FieldID: *fieldID, Name: name, Transform: t})
 		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read the partition fields of table %d: %w", tableID, err)
+	}); err != nil {
+		return nil, err
 	}
 	return &v, nil
+}
+
+// liveRow scans into dest the columns cols of the sidecar table's row for
+// table tableID live at the snapshot being written (the latest, should
+// several be); false when there is none. what names the row in errors.
+func (c *Catalog) liveRow(ctx context.Context, tx pgx.Tx, snap *Snapshot, table, cols string, tableID int64, what string, dest ...any) (bool, error) {
+	err := tx.QueryRow(ctx, `SELECT `+cols+` FROM `+c.t(table)+`
+		WHERE table_id = $1 AND begin_snapshot <= $2 AND (end_snapshot IS NULL OR end_snapshot > $2)
+		ORDER BY begin_snapshot DESC LIMIT 1`, tableID, snap.ID).Scan(dest...)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("read the %s of table %d: %w", what, tableID, err)
+	}
+	return true, nil
 }
 
 // writeSpec makes v the table's spec version from the snapshot on.
@@ -173,22 +177,17 @@ func (c *Catalog) writeSpec(ctx context.Context, tx pgx.Tx, snap *Snapshot, tabl
 // specPartitions maps every spec id the sidecar ever served for the table
 // to the DuckLake partition its files go to (0: none, unpartitioned).
 func (c *Catalog) specPartitions(ctx context.Context, tx pgx.Tx, tableID int64) (map[int]int64, error) {
-	rows, err := tx.Query(ctx, `SELECT spec_id, coalesce(partition_id, 0), plain_spec_id, unpartitioned_spec_id FROM `+c.t(specTable)+`
-		WHERE table_id = $1 ORDER BY begin_snapshot`, tableID)
-	if err != nil {
-		return nil, fmt.Errorf("read the partition specs of table %d: %w", tableID, err)
-	}
 	m := map[int]int64{}
 	var (
 		spec, plain, unpart int
 		part                int64
 	)
-	_, err = pgx.ForEachRow(rows, []any{&spec, &part, &plain, &unpart}, func() error {
+	if err := ducklake.Each(ctx, tx, fmt.Sprintf("read the partition specs of table %d", tableID), `SELECT spec_id, coalesce(partition_id, 0), plain_spec_id, unpartitioned_spec_id FROM `+c.t(specTable)+`
+		WHERE table_id = $1 ORDER BY begin_snapshot`, []any{tableID}, []any{&spec, &part, &plain, &unpart}, func() error {
 		m[spec], m[plain], m[unpart] = part, part, 0
 		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read the partition specs of table %d: %w", tableID, err)
+	}); err != nil {
+		return nil, err
 	}
 	return m, nil
 }
@@ -204,20 +203,12 @@ type orderVersion struct {
 func (c *Catalog) currentOrder(ctx context.Context, tx pgx.Tx, snap *Snapshot, tableID int64) (*orderVersion, error) {
 	var (
 		v      orderVersion
-		sortID *int64
 		fields string
 	)
-	err := tx.QueryRow(ctx, `SELECT order_id, sort_id, fields FROM `+c.t(sortOrderTable)+`
-		WHERE table_id = $1 AND begin_snapshot <= $2 AND (end_snapshot IS NULL OR end_snapshot > $2)
-		ORDER BY begin_snapshot DESC LIMIT 1`, tableID, snap.ID).Scan(&v.order.OrderID, &sortID, &fields)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read the sort order of table %d: %w", tableID, err)
-	}
-	if sortID != nil {
-		v.sortID = *sortID
+	switch ok, err := c.liveRow(ctx, tx, snap, sortOrderTable, "order_id, coalesce(sort_id, 0), fields", tableID, "sort order",
+		&v.order.OrderID, &v.sortID, &fields); {
+	case err != nil || !ok:
+		return nil, err
 	}
 	if err := json.Unmarshal([]byte(fields), &v.order.Fields); err != nil {
 		return nil, fmt.Errorf("read the sort order of table %d: %w", tableID, err)

@@ -100,6 +100,21 @@ func (c *Catalog) endRows(ctx context.Context, tx pgx.Tx, next int64, table, idC
 	return nil
 }
 
+// endedRows names rows that end with an object: a table and its column
+// holding the object's id.
+type endedRows struct{ table, idColumn string }
+
+// endObject ends, at snapshot next, the live rows of object id in each of
+// rows, as DuckDB's DROP does.
+func (c *Catalog) endObject(ctx context.Context, tx pgx.Tx, next, id int64, rows []endedRows) error {
+	for _, u := range rows {
+		if err := c.endRows(ctx, tx, next, u.table, u.idColumn, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // NameKind says whether schema schemaID has a live table or view called
 // name (0: neither).
 func (c *Catalog) NameKind(ctx context.Context, q Querier, schemaID int64, name string) (Object, error) {

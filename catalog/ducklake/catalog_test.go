@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
-	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
 // commitEdit commits one change through the Writer and returns its
@@ -40,9 +39,7 @@ func changesOf(t *testing.T, q ducklake.Querier, id int64) string {
 // empty; property changes report what they did and make no snapshot.
 func TestCatalogSchemas(t *testing.T) {
 	ctx := context.Background()
-	dsn := pgtest.Database(t)
-	initDB(t, dsn, ducklake.InitOptions{DataPath: "s3://lake/data/"})
-	conn := pgtest.Connect(t, dsn)
+	conn := lakeConn(t)
 	w, c := ducklake.NewWriter(conn, ""), ducklake.NewCatalog("", "s3://lake/data/")
 
 	create := func(ctx context.Context, tx pgx.Tx, head ducklake.Head, next int64) (ducklake.Edit, error) {
@@ -130,9 +127,7 @@ func TestCatalogSchemas(t *testing.T) {
 // drop ends the row and tags and forgets the sidecar.
 func TestCatalogViews(t *testing.T) {
 	ctx := context.Background()
-	dsn := pgtest.Database(t)
-	initDB(t, dsn, ducklake.InitOptions{DataPath: "s3://lake/data/"})
-	conn := pgtest.Connect(t, dsn)
+	conn := lakeConn(t)
 	w, c := ducklake.NewWriter(conn, ""), ducklake.NewCatalog("", "s3://lake/data/")
 	for _, name := range []string{"a", "b"} {
 		commitEdit(t, w, func(ctx context.Context, tx pgx.Tx, head ducklake.Head, next int64) (ducklake.Edit, error) {
@@ -247,9 +242,7 @@ func itoa(n int64) string {
 // live table's, resolved.
 func TestCatalogTables(t *testing.T) {
 	ctx := context.Background()
-	dsn := pgtest.Database(t)
-	initDB(t, dsn, ducklake.InitOptions{DataPath: "s3://lake/data/"})
-	conn := pgtest.Connect(t, dsn)
+	conn := lakeConn(t)
 	if _, err := conn.Exec(ctx, `UPDATE ducklake_snapshot SET next_catalog_id = 3 WHERE snapshot_id = 0;
 		INSERT INTO ducklake_table VALUES
 			(1, '00000000-0000-0000-0000-000000000001', 0, NULL, 0, 't', 't/', true),

@@ -172,74 +172,64 @@ func inlinedValue(t Type, v any) (any, error) {
 		// timestamps, nested values; timetz cast to text by us).
 		return ParseDuckDBText(t, s)
 	}
+	out, ok := v, false // a value pgx decodes to its own Go type is kept
 	switch t.Kind {
 	case KindBoolean:
-		if b, ok := v.(bool); ok {
-			return b, nil
-		}
+		_, ok = v.(bool)
 	case KindInt8:
-		if n, ok := v.(int16); ok && n >= math.MinInt8 && n <= math.MaxInt8 {
-			return int8(n), nil
-		}
+		out, ok = narrow[int16, int8](v, math.MinInt8, math.MaxInt8)
 	case KindInt16:
-		if n, ok := v.(int16); ok {
-			return n, nil
-		}
+		_, ok = v.(int16)
 	case KindInt32:
-		if n, ok := v.(int32); ok {
-			return n, nil
-		}
+		_, ok = v.(int32)
 	case KindInt64:
-		if n, ok := v.(int64); ok {
-			return n, nil
-		}
+		_, ok = v.(int64)
 	case KindUint8:
-		if n, ok := v.(int32); ok && n >= 0 && n <= math.MaxUint8 {
-			return uint8(n), nil
-		}
+		out, ok = narrow[int32, uint8](v, 0, math.MaxUint8)
 	case KindUint16:
-		if n, ok := v.(int32); ok && n >= 0 && n <= math.MaxUint16 {
-			return uint16(n), nil
-		}
+		out, ok = narrow[int32, uint16](v, 0, math.MaxUint16)
 	case KindUint32:
-		if n, ok := v.(int64); ok && n >= 0 && n <= math.MaxUint32 {
-			return uint32(n), nil
-		}
+		out, ok = narrow[int64, uint32](v, 0, math.MaxUint32)
 	case KindFloat32:
-		if f, ok := v.(float32); ok {
-			return f, nil
-		}
+		_, ok = v.(float32)
 	case KindFloat64:
-		if f, ok := v.(float64); ok {
-			return f, nil
-		}
+		_, ok = v.(float64)
 	case KindDecimal:
-		if n, ok := v.(pgtype.Numeric); ok {
+		if n, isNumeric := v.(pgtype.Numeric); isNumeric {
 			return numericToDecimal(n, t.Scale)
 		}
 	case KindVarchar, KindJSON:
 		// BYTEA storage: Postgres text cannot hold NUL bytes.
-		if b, ok := v.([]byte); ok {
+		if b, isBytes := v.([]byte); isBytes {
 			return string(b), nil
 		}
 	case KindBlob:
-		if b, ok := v.([]byte); ok {
-			return b, nil
-		}
+		_, ok = v.([]byte)
 	case KindUUID:
-		if u, ok := v.([16]byte); ok {
-			return u, nil
-		}
+		_, ok = v.([16]byte)
 	case KindTime:
-		if tm, ok := v.(pgtype.Time); ok && tm.Valid {
+		if tm, isTime := v.(pgtype.Time); isTime && tm.Valid {
 			return TimeOfDay(tm.Microseconds), nil
 		}
 	case KindInterval:
-		if iv, ok := v.(pgtype.Interval); ok && iv.Valid {
+		if iv, isInterval := v.(pgtype.Interval); isInterval && iv.Valid {
 			return Interval{Months: iv.Months, Days: iv.Days, Micros: iv.Microseconds}, nil
 		}
 	}
+	if ok {
+		return out, nil
+	}
 	return nil, fmt.Errorf("unexpected %T for %s", v, t.Kind)
+}
+
+// narrow is v, a From (the wider integer Postgres stores the column as),
+// as a To, when it lies within [lo, hi].
+func narrow[From, To int16 | int32 | int64 | int8 | uint8 | uint16 | uint32](v any, lo, hi From) (any, bool) {
+	n, ok := v.(From)
+	if !ok || n < lo || n > hi {
+		return nil, false
+	}
+	return To(n), true
 }
 
 func numericToDecimal(n pgtype.Numeric, scale int) (Decimal, error) {

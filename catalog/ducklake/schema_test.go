@@ -101,6 +101,15 @@ func initDB(t *testing.T, dsn string, opts ducklake.InitOptions) ducklake.InitRe
 	return res
 }
 
+// lakeConn connects to a new database holding an empty catalog with data
+// path s3://lake/data/.
+func lakeConn(t *testing.T) *pgx.Conn {
+	t.Helper()
+	dsn := pgtest.Database(t)
+	initDB(t, dsn, ducklake.InitOptions{DataPath: "s3://lake/data/"})
+	return pgtest.Connect(t, dsn)
+}
+
 // allMigrations lists every sidecar migration version, 1..SidecarVersion.
 func allMigrations() []int {
 	var vs []int
@@ -241,9 +250,7 @@ func TestInitRefuses(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			dsn := pgtest.Database(t)
-			initDB(t, dsn, ducklake.InitOptions{DataPath: "s3://lake/data/"})
-			conn := pgtest.Connect(t, dsn)
+			conn := lakeConn(t)
 			if tc.prepare != "" {
 				if _, err := conn.Exec(ctx, tc.prepare); err != nil {
 					t.Fatal(err)

@@ -34,29 +34,13 @@ func (c *Catalog) SchemasAt(ctx context.Context, q Querier, snap int64, name str
 		sql += ` AND schema_name = $2`
 		args = append(args, name)
 	}
-	rows, err := q.Query(ctx, sql+` ORDER BY schema_name`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("read schemas: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Schema, error) { return c.scanSchema(row) })
-	if err != nil {
-		return nil, fmt.Errorf("read schemas: %w", err)
-	}
-	return out, nil
+	return Collect(ctx, q, "read schemas", sql+` ORDER BY schema_name`, args, func(row pgx.CollectableRow) (Schema, error) { return c.scanSchema(row) })
 }
 
 // LiveSchemaNames lists the names of the schemas that exist now, in no
 // particular order.
 func (c *Catalog) LiveSchemaNames(ctx context.Context, q Querier) ([]string, error) {
-	rows, err := q.Query(ctx, `SELECT schema_name FROM `+c.t("ducklake_schema")+` WHERE end_snapshot IS NULL`)
-	if err != nil {
-		return nil, fmt.Errorf("list schemas: %w", err)
-	}
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("list schemas: %w", err)
-	}
-	return names, nil
+	return Collect(ctx, q, "list schemas", `SELECT schema_name FROM `+c.t("ducklake_schema")+` WHERE end_snapshot IS NULL`, nil, pgx.RowTo[string])
 }
 
 // LiveSchema finds the schema called name that exists now (end_snapshot
@@ -130,13 +114,8 @@ func (c *Catalog) DropSchema(ctx context.Context, tx pgx.Tx, next int64, name st
 	if ne.Tables+ne.Views+ne.Macros > 0 {
 		return Edit{}, &ne
 	}
-	for _, u := range [...]struct{ table, idColumn string }{
-		{"ducklake_schema", "schema_id"},
-		{"ducklake_tag", "object_id"},
-	} {
-		if err := c.endRows(ctx, tx, next, u.table, u.idColumn, sc.ID); err != nil {
-			return Edit{}, fmt.Errorf("drop schema %q: %w", name, err)
-		}
+	if err := c.endObject(ctx, tx, next, sc.ID, []endedRows{{"ducklake_schema", "schema_id"}, {"ducklake_tag", "object_id"}}); err != nil {
+		return Edit{}, fmt.Errorf("drop schema %q: %w", name, err)
 	}
 	if _, err := tx.Exec(ctx, `DELETE FROM `+c.t(namespacePropertyTable)+` WHERE schema_id = $1`, sc.ID); err != nil {
 		return Edit{}, fmt.Errorf("drop namespace properties: %w", err)
@@ -147,14 +126,11 @@ func (c *Catalog) DropSchema(ctx context.Context, tx pgx.Tx, next int64, name st
 // SchemaProperties reads the Iceberg namespace properties of schema
 // schemaID.
 func (c *Catalog) SchemaProperties(ctx context.Context, q Querier, schemaID int64) (map[string]string, error) {
-	rows, err := q.Query(ctx, `SELECT key, value FROM `+c.t(namespacePropertyTable)+` WHERE schema_id = $1`, schemaID)
-	if err != nil {
-		return nil, fmt.Errorf("read namespace properties: %w", err)
-	}
 	props := map[string]string{}
 	var k, v string
-	if _, err := pgx.ForEachRow(rows, []any{&k, &v}, func() error { props[k] = v; return nil }); err != nil {
-		return nil, fmt.Errorf("read namespace properties: %w", err)
+	if err := Each(ctx, q, "read namespace properties", `SELECT key, value FROM `+c.t(namespacePropertyTable)+` WHERE schema_id = $1`,
+		[]any{schemaID}, []any{&k, &v}, func() error { props[k] = v; return nil }); err != nil {
+		return nil, err
 	}
 	return props, nil
 }

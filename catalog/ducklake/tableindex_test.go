@@ -53,9 +53,7 @@ INSERT INTO ducklake_delete_file (delete_file_id, table_id, begin_snapshot, end_
 
 func TestTableIndexSource(t *testing.T) {
 	ctx := context.Background()
-	dsn := pgtest.Database(t)
-	initDB(t, dsn, ducklake.InitOptions{DataPath: "s3://lake/data/"})
-	conn := pgtest.Connect(t, dsn)
+	conn := lakeConn(t)
 	if _, err := conn.Exec(ctx, tableIndexRows); err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func (c *Catalog) LiveTable(ctx context.Context, q Querier, schemaID int64, sche
 
 // droppedWithTable lists the rows DuckDB's DROP TABLE ends, by the column
 // holding the table id: the DuckLake specification's list.
-var droppedWithTable = [...]struct{ table, idColumn string }{
+var droppedWithTable = []endedRows{
 	{"ducklake_table", "table_id"},
 	{"ducklake_partition_info", "table_id"},
 	{"ducklake_column", "table_id"},
@@ -43,10 +43,8 @@ var droppedWithTable = [...]struct{ table, idColumn string }{
 // and delete files, tags. What else keeps per-table state (statistics) is
 // the caller's to drop in the same transaction.
 func (c *Catalog) DropTable(ctx context.Context, tx pgx.Tx, next int64, t Table) (Edit, error) {
-	for _, u := range droppedWithTable {
-		if err := c.endRows(ctx, tx, next, u.table, u.idColumn, t.ID); err != nil {
-			return Edit{}, fmt.Errorf("drop table %q: %w", t.Name, err)
-		}
+	if err := c.endObject(ctx, tx, next, t.ID, droppedWithTable); err != nil {
+		return Edit{}, fmt.Errorf("drop table %q: %w", t.Name, err)
 	}
 	return Edit{Changes: fmt.Sprintf("dropped_table:%d", t.ID)}, nil
 }
@@ -83,14 +81,10 @@ type TablePath struct {
 // LiveTablePaths lists where the files of every live table but table
 // except live: the tables a purge of except's directory must not touch.
 func (c *Catalog) LiveTablePaths(ctx context.Context, q Querier, except int64) ([]TablePath, error) {
-	rows, err := q.Query(ctx, `SELECT t.table_name, s.schema_name, coalesce(t.path, ''), coalesce(t.path_is_relative, true),
+	return Collect(ctx, q, "read table paths", `SELECT t.table_name, s.schema_name, coalesce(t.path, ''), coalesce(t.path_is_relative, true),
 			coalesce(s.path, ''), coalesce(s.path_is_relative, true)
 		FROM `+c.t("ducklake_table")+` t JOIN `+c.t("ducklake_schema")+` s USING (schema_id)
-		WHERE t.end_snapshot IS NULL AND s.end_snapshot IS NULL AND t.table_id <> $1`, except)
-	if err != nil {
-		return nil, fmt.Errorf("read table paths: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (TablePath, error) {
+		WHERE t.end_snapshot IS NULL AND s.end_snapshot IS NULL AND t.table_id <> $1`, []any{except}, func(row pgx.CollectableRow) (TablePath, error) {
 		var (
 			p            TablePath
 			tpath, spath string
@@ -100,22 +94,11 @@ func (c *Catalog) LiveTablePaths(ctx context.Context, q Querier, except int64) (
 		p.Path = resolvePath(resolvePath(c.dataPath, spath, srel), tpath, trel)
 		return p, err
 	})
-	if err != nil {
-		return nil, fmt.Errorf("read table paths: %w", err)
-	}
-	return out, nil
 }
 
 // TableNames lists the names of the tables of schema schemaID visible at
 // snapshot snap, in no particular order.
 func (c *Catalog) TableNames(ctx context.Context, q Querier, snap, schemaID int64) ([]string, error) {
-	rows, err := q.Query(ctx, `SELECT table_name FROM `+c.t("ducklake_table")+` WHERE `+visible("")+` AND schema_id = $2`, snap, schemaID)
-	if err != nil {
-		return nil, fmt.Errorf("read tables: %w", err)
-	}
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("read tables: %w", err)
-	}
-	return names, nil
+	return Collect(ctx, q, "read tables", `SELECT table_name FROM `+c.t("ducklake_table")+` WHERE `+visible("")+` AND schema_id = $2`,
+		[]any{snap, schemaID}, pgx.RowTo[string])
 }

@@ -135,23 +135,17 @@ func (t Type) write(b *strings.Builder) {
 			t.Fields[0].Type.write(b)
 		}
 		b.WriteByte(')')
-	case KindMap:
-		b.WriteString("map(")
+	case KindMap, KindStruct:
+		b.WriteString(t.Kind.String())
+		b.WriteByte('(')
 		for i, f := range t.Fields {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			f.Type.write(b)
-		}
-		b.WriteByte(')')
-	case KindStruct:
-		b.WriteString("struct(")
-		for i, f := range t.Fields {
-			if i > 0 {
-				b.WriteString(", ")
+			if t.Kind == KindStruct {
+				b.WriteString(f.Name)
+				b.WriteByte(' ')
 			}
-			b.WriteString(f.Name)
-			b.WriteByte(' ')
 			f.Type.write(b)
 		}
 		b.WriteByte(')')

@@ -111,17 +111,9 @@ func (c *Catalog) ViewNames(ctx context.Context, q Querier, schema string) ([]st
 	if !exists {
 		return nil, notFound(ObjectSchema, schema)
 	}
-	rows, err := q.Query(ctx, `SELECT v.view_name FROM `+c.t("ducklake_view")+` v
+	return Collect(ctx, q, "read views", `SELECT v.view_name FROM `+c.t("ducklake_view")+` v
 		JOIN `+c.t("ducklake_schema")+` sc ON sc.schema_id = v.schema_id AND sc.end_snapshot IS NULL
-		WHERE sc.schema_name = $1 AND v.end_snapshot IS NULL`, schema)
-	if err != nil {
-		return nil, fmt.Errorf("read views: %w", err)
-	}
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("read views: %w", err)
-	}
-	return names, nil
+		WHERE sc.schema_name = $1 AND v.end_snapshot IS NULL`, []any{schema}, pgx.RowTo[string])
 }
 
 // ViewByUUID names the live view of UUID uuid as "schema.view"; found is
@@ -200,13 +192,8 @@ func (c *Catalog) ReplaceView(ctx context.Context, tx pgx.Tx, next int64, v View
 // DropView ends live view v's row and tags at snapshot next as DuckDB's
 // DROP VIEW does, and forgets its sidecar row.
 func (c *Catalog) DropView(ctx context.Context, tx pgx.Tx, next int64, v View, name string) (Edit, error) {
-	for _, u := range [...]struct{ table, idColumn string }{
-		{"ducklake_view", "view_id"},
-		{"ducklake_tag", "object_id"},
-	} {
-		if err := c.endRows(ctx, tx, next, u.table, u.idColumn, v.ID); err != nil {
-			return Edit{}, fmt.Errorf("drop view %q: %w", name, err)
-		}
+	if err := c.endObject(ctx, tx, next, v.ID, []endedRows{{"ducklake_view", "view_id"}, {"ducklake_tag", "object_id"}}); err != nil {
+		return Edit{}, fmt.Errorf("drop view %q: %w", name, err)
 	}
 	if _, err := tx.Exec(ctx, `DELETE FROM `+c.t(viewMetadataTable)+` WHERE view_id = $1`, v.ID); err != nil {
 		return Edit{}, fmt.Errorf("drop view %q: metadata: %w", name, err)

@@ -182,65 +182,45 @@ func appendAvroValue(w *avro.Writer, t Type, optional bool, v any) error {
 	} else if v == nil {
 		return fmt.Errorf("%w: null for required %s", ErrBadValue, t)
 	}
+	ok := false
 	switch t.ID {
 	case TypeBoolean:
-		if b, ok := v.(bool); ok {
-			w.WriteBool(b)
-			return nil
-		}
+		ok = PutValue(v, w.WriteBool)
 	case TypeInt, TypeDate:
-		if n, ok := v.(int32); ok {
-			w.WriteInt(n)
-			return nil
-		}
+		ok = PutValue(v, w.WriteInt)
 	case TypeLong, TypeTime, TypeTimestamp, TypeTimestampTZ, TypeTimestampNS, TypeTimestampTZNS:
-		if n, ok := v.(int64); ok {
-			w.WriteLong(n)
-			return nil
-		}
+		ok = PutValue(v, w.WriteLong)
 	case TypeFloat:
-		if f, ok := v.(float32); ok {
-			w.WriteFloat(f)
-			return nil
-		}
+		ok = PutValue(v, w.WriteFloat)
 	case TypeDouble:
-		if f, ok := v.(float64); ok {
-			w.WriteDouble(f)
-			return nil
-		}
+		ok = PutValue(v, w.WriteDouble)
 	case TypeString:
-		if s, ok := v.(string); ok {
-			w.WriteString(s)
-			return nil
-		}
+		ok = PutValue(v, w.WriteString)
 	case TypeBinary:
-		if b, ok := v.([]byte); ok {
-			w.WriteBytes(b)
-			return nil
-		}
+		ok = PutValue(v, w.WriteBytes)
 	case TypeUUID:
-		if u, ok := v.([16]byte); ok {
-			_, _ = w.Write(u[:])
-			return nil
-		}
+		ok = PutValue(v, func(u [16]byte) { _, _ = w.Write(u[:]) })
 	case TypeFixed:
-		if b, ok := v.([]byte); ok && len(b) == t.Length {
+		b, isBytes := v.([]byte)
+		if ok = isBytes && len(b) == t.Length; ok {
 			_, _ = w.Write(b)
-			return nil
 		}
 	case TypeDecimal:
-		if d, ok := v.(Decimal); ok && d.Unscaled != nil {
+		d, isDec := v.(Decimal)
+		if ok = isDec && d.Unscaled != nil; ok {
 			b, fits := AppendFixedBigEndian(nil, d.Unscaled, DecimalSize(t.Precision))
 			if !fits {
 				return fmt.Errorf("%w: %s does not fit %s", ErrBadValue, d.Unscaled, t)
 			}
 			_, _ = w.Write(b)
-			return nil
 		}
 	default:
 		return fmt.Errorf("%w: cannot write %s values", ErrBadValue, t)
 	}
-	return badValue(t, v)
+	if !ok {
+		return badValue(t, v)
+	}
+	return nil
 }
 
 var avroMagic = [4]byte{'O', 'b', 'j', 1}

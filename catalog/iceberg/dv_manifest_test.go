@@ -15,21 +15,12 @@ import (
 func TestDeletionVectorManifest(t *testing.T) {
 	schema := &Schema{ID: 0, Fields: []NestedField{{ID: 1, Name: "id", Required: true, Type: Primitive(TypeLong)}}}
 	spec := PartitionSpec{ID: 0, Fields: []PartitionField{}}
-	w := NewPuffinWriter("duckicelake test")
 	targets := []string{"s3://b/t/data/a.parquet", "s3://b/t/data/b.parquet"}
-	var blobs []PuffinBlobMetadata
+	var vectors []testVector
 	for i, target := range targets {
-		v, _ := NewDeletionVector(int64(i), 10, 11)
-		m, err := w.AddDeletionVector(target, v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		blobs = append(blobs, m)
+		vectors = append(vectors, testVector{target, []int64{int64(i), 10, 11}})
 	}
-	puffin, err := w.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
+	puffin, blobs := writePuffin(t, vectors)
 	const loc = "s3://b/t/metadata/5-dvs.puffin"
 	var entries []ManifestEntry
 	for i, m := range blobs {

@@ -343,13 +343,37 @@ func (mw *ManifestWriter) Write(entries []ManifestEntry, seq int64) ([]byte, Man
 	return out, mf, nil
 }
 
-func writeOptLong(w *avro.Writer, p *int64) {
-	if p == nil {
+// writeUnion writes a ["null", T] union: branch 0 when the value is
+// absent, else branch 1 and what write writes.
+func writeUnion(w *avro.Writer, present bool, write func()) {
+	if !present {
 		w.WriteLong(0)
 		return
 	}
 	w.WriteLong(1)
-	w.WriteLong(*p)
+	write()
+}
+
+func writeOptLong(w *avro.Writer, p *int64) {
+	writeUnion(w, p != nil, func() { w.WriteLong(*p) })
+}
+
+func writeOptBytes(w *avro.Writer, b []byte) {
+	writeUnion(w, b != nil, func() { w.WriteBytes(b) })
+}
+
+// writeOptArray writes an optional array (nil: null) as a union: null, or
+// the items in one block.
+func writeOptArray[T any](w *avro.Writer, items []T, write func(T)) {
+	writeUnion(w, items != nil, func() {
+		if len(items) > 0 {
+			w.WriteLong(int64(len(items)))
+			for _, x := range items {
+				write(x)
+			}
+		}
+		w.WriteLong(0)
+	})
 }
 
 func writeIntLongMap(w *avro.Writer, m map[int]int64) {
@@ -363,20 +387,14 @@ func writeIntBytesMap(w *avro.Writer, m map[int][]byte) {
 // writeIntMap writes an optional map<int, V> (Iceberg's key-value array of
 // field id → value) as a union: null, or the entries sorted by field id.
 func writeIntMap[V any](w *avro.Writer, m map[int]V, writeValue func(*avro.Writer, V)) {
-	if m == nil {
-		w.WriteLong(0)
-		return
+	var keys []int
+	if m != nil {
+		keys = sortedKeys(m)
 	}
-	w.WriteLong(1)
-	keys := sortedKeys(m)
-	if len(keys) > 0 {
-		w.WriteLong(int64(len(keys)))
-		for _, k := range keys {
-			w.WriteInt(int32(k))
-			writeValue(w, m[k])
-		}
-	}
-	w.WriteLong(0)
+	writeOptArray(w, keys, func(k int) {
+		w.WriteInt(int32(k))
+		writeValue(w, m[k])
+	})
 }
 
 func sortedKeys[V any](m map[int]V) []int {
@@ -425,51 +443,14 @@ func (mw *ManifestWriter) writeDataFile(w *avro.Writer, f *DataFile) error {
 	writeIntLongMap(w, f.NaNValueCounts)
 	writeIntBytesMap(w, f.LowerBounds)
 	writeIntBytesMap(w, f.UpperBounds)
-	if f.KeyMetadata == nil {
-		w.WriteLong(0)
-	} else {
-		w.WriteLong(1)
-		w.WriteBytes(f.KeyMetadata)
-	}
-	if f.SplitOffsets == nil {
-		w.WriteLong(0)
-	} else {
-		w.WriteLong(1)
-		if len(f.SplitOffsets) > 0 {
-			w.WriteLong(int64(len(f.SplitOffsets)))
-			for _, o := range f.SplitOffsets {
-				w.WriteLong(o)
-			}
-		}
-		w.WriteLong(0)
-	}
-	if f.EqualityIDs == nil {
-		w.WriteLong(0)
-	} else {
-		w.WriteLong(1)
-		if len(f.EqualityIDs) > 0 {
-			w.WriteLong(int64(len(f.EqualityIDs)))
-			for _, id := range f.EqualityIDs {
-				w.WriteInt(int32(id))
-			}
-		}
-		w.WriteLong(0)
-	}
-	if f.SortOrderID == nil {
-		w.WriteLong(0)
-	} else {
-		w.WriteLong(1)
-		w.WriteInt(int32(*f.SortOrderID))
-	}
+	writeOptBytes(w, f.KeyMetadata)
+	writeOptArray(w, f.SplitOffsets, w.WriteLong)
+	writeOptArray(w, f.EqualityIDs, func(id int) { w.WriteInt(int32(id)) })
+	writeUnion(w, f.SortOrderID != nil, func() { w.WriteInt(int32(*f.SortOrderID)) })
 	if mw.info.FormatVersion >= 3 {
 		writeOptLong(w, f.FirstRowID)
 	}
-	if f.ReferencedDataFile == "" {
-		w.WriteLong(0)
-	} else {
-		w.WriteLong(1)
-		w.WriteString(f.ReferencedDataFile)
-	}
+	writeUnion(w, f.ReferencedDataFile != "", func() { w.WriteString(f.ReferencedDataFile) })
 	if mw.info.FormatVersion >= 3 {
 		writeOptLong(w, f.ContentOffset)
 		writeOptLong(w, f.ContentSizeInBytes)
@@ -639,38 +620,13 @@ func WriteManifestList(info ManifestListInfo, files []ManifestFile) ([]byte, err
 		w.WriteLong(m.AddedRowsCount)
 		w.WriteLong(m.ExistingRowsCount)
 		w.WriteLong(m.DeletedRowsCount)
-		if m.Partitions == nil {
-			w.WriteLong(0)
-		} else {
-			w.WriteLong(1)
-			if len(m.Partitions) > 0 {
-				w.WriteLong(int64(len(m.Partitions)))
-				for _, p := range m.Partitions {
-					w.WriteBool(p.ContainsNull)
-					if p.ContainsNaN == nil {
-						w.WriteLong(0)
-					} else {
-						w.WriteLong(1)
-						w.WriteBool(*p.ContainsNaN)
-					}
-					for _, b := range [][]byte{p.LowerBound, p.UpperBound} {
-						if b == nil {
-							w.WriteLong(0)
-						} else {
-							w.WriteLong(1)
-							w.WriteBytes(b)
-						}
-					}
-				}
-			}
-			w.WriteLong(0)
-		}
-		if m.KeyMetadata == nil {
-			w.WriteLong(0)
-		} else {
-			w.WriteLong(1)
-			w.WriteBytes(m.KeyMetadata)
-		}
+		writeOptArray(w, m.Partitions, func(p FieldSummary) {
+			w.WriteBool(p.ContainsNull)
+			writeUnion(w, p.ContainsNaN != nil, func() { w.WriteBool(*p.ContainsNaN) })
+			writeOptBytes(w, p.LowerBound)
+			writeOptBytes(w, p.UpperBound)
+		})
+		writeOptBytes(w, m.KeyMetadata)
 		if info.FormatVersion >= 3 {
 			writeOptLong(w, m.FirstRowID)
 		}

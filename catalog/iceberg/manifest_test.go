@@ -66,15 +66,17 @@ func testEntries() []ManifestEntry {
 	}
 }
 
-func writeTestManifest(t *testing.T, version int) ([]byte, ManifestFile) {
-	t.Helper()
+// writeTestManifest writes testEntries as a manifest of the format
+// version; tests and the fuzz seeds share it.
+func writeTestManifest(tb testing.TB, version int) ([]byte, ManifestFile) {
+	tb.Helper()
 	mw, err := NewManifestWriter(ManifestInfo{FormatVersion: version, Content: ManifestData, Schema: testSchema(), Spec: testSpec()})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	b, mf, err := mw.Write(testEntries(), 11)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return b, mf
 }

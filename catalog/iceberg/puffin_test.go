@@ -24,10 +24,7 @@ import (
 // container next to array containers, a gap between keys, positions past
 // 2^32, a bitmap container (more than 4096 values in one 2^16 chunk), and a
 // path JSON would escape as HTML.
-func goldenVectors() []struct {
-	path      string
-	positions []int64
-} {
+func goldenVectors() []testVector {
 	var a, d []int64
 	for p := range int64(100) {
 		a = append(a, p)
@@ -36,21 +33,32 @@ func goldenVectors() []struct {
 	for p := int64(0); p < 10000; p += 2 {
 		d = append(d, p)
 	}
-	return []struct {
-		path      string
-		positions []int64
-	}{
+	return []testVector{
 		{"s3://bucket/warehouse/t/data/a.parquet", a},
 		{"s3://bucket/warehouse/t/data/b & <c>.parquet", []int64{5, 1<<32 | 7, 3 << 32, 3<<32 | 65536}},
 		{"s3://bucket/warehouse/t/data/d.parquet", d},
 	}
 }
 
+// testVector is a deletion vector to write: a data file and the positions
+// deleted in it.
+type testVector struct {
+	path      string
+	positions []int64
+}
+
 func writeGolden(t testing.TB) ([]byte, []PuffinBlobMetadata) {
+	t.Helper()
+	return writePuffin(t, goldenVectors())
+}
+
+// writePuffin writes vectors as one Puffin file, returning it and its
+// blobs' metadata in order.
+func writePuffin(t testing.TB, vectors []testVector) ([]byte, []PuffinBlobMetadata) {
 	t.Helper()
 	w := NewPuffinWriter("duckicelake test")
 	var metas []PuffinBlobMetadata
-	for _, g := range goldenVectors() {
+	for _, g := range vectors {
 		v, err := NewDeletionVector(g.positions...)
 		if err != nil {
 			t.Fatal(err)

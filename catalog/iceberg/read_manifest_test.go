@@ -237,7 +237,7 @@ func avroWithCodec(t *testing.T, codec string) []byte {
 // panic, hang or allocate beyond the limits.
 func FuzzReadManifest(f *testing.F) {
 	for _, v := range []int{2, 3} {
-		b, _ := writeTestManifestF(f, v)
+		b, _ := writeTestManifest(f, v)
 		f.Add(b)
 	}
 	if b, err := os.ReadFile("testdata/pyiceberg-manifest.avro"); err == nil {
@@ -264,18 +264,6 @@ func FuzzReadManifestList(f *testing.F) {
 			t.Fatal("nil manifest list without an error")
 		}
 	})
-}
-
-func writeTestManifestF(f *testing.F, version int) ([]byte, ManifestFile) {
-	mw, err := NewManifestWriter(ManifestInfo{FormatVersion: version, Content: ManifestData, Schema: testSchema(), Spec: testSpec()})
-	if err != nil {
-		f.Fatal(err)
-	}
-	b, mf, err := mw.Write(testEntries(), 11)
-	if err != nil {
-		f.Fatal(err)
-	}
-	return b, mf
 }
 
 func BenchmarkReadManifest(b *testing.B) {

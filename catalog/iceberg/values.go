@@ -23,6 +23,17 @@ func badValue(t Type, v any) error {
 	return fmt.Errorf("%w: %T for %s", ErrBadValue, v, t)
 }
 
+// PutValue hands v to put when it is a T, the Go value of the type being
+// encoded (see the package documentation), and reports whether it was: for
+// encoders that take each type's values through a method of their own.
+func PutValue[T any](v any, put func(T)) bool {
+	x, ok := v.(T)
+	if ok {
+		put(x)
+	}
+	return ok
+}
+
 // AppendBinary appends v in the binary single-value serialisation of
 // Appendix D (used for lower and upper bounds and partition summaries).
 func AppendBinary(dst []byte, t Type, v any) ([]byte, error) {

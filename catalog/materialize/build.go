@@ -460,15 +460,52 @@ func positionDeleteFile(path string, size, count int64, target *iceberg.DataFile
 		UpperBounds: map[int][]byte{iceberg.PositionDeleteFilePathID: p}}
 }
 
-// dataItemIndex maps data file paths to their items.
-func (b *builder) dataItemIndex() map[string]*item {
-	m := map[string]*item{}
+// dataItemsByID maps DuckLake data file ids to the items serving them:
+// the data files the deletes of the history apply to.
+func (b *builder) dataItemsByID() map[int64]*item {
+	byPath := map[string]*item{}
 	for _, it := range b.items {
 		if it.content() == iceberg.ContentData {
-			m[it.file.Path] = it
+			byPath[it.file.Path] = it
+		}
+	}
+	m := map[int64]*item{}
+	for _, f := range b.h.DataFiles {
+		if it := byPath[f.Path]; it != nil {
+			m[f.ID] = it
 		}
 	}
 	return m
+}
+
+// rngWithin is rng narrowed to the range of target, the data item a
+// delete applies to; false when nothing of it is left.
+func (b *builder) rngWithin(target *item, begin, end int64) (int64, int64, bool) {
+	begin, end, ok := b.rng(begin, end)
+	if !ok {
+		return 0, 0, false
+	}
+	begin = max(begin, target.begin)
+	if target.end != 0 && (end == 0 || end > target.end) {
+		end = target.end
+	}
+	return begin, end, end == 0 || begin < end
+}
+
+// addPositionDeletes adds positions (sorted and deduplicated in place) as
+// a position delete file of target, live over [begin, end) with sequence
+// snapshot seq, written under the inlined directory as name(content hash).
+func (b *builder) addPositionDeletes(target *item, begin, end, seq int64, positions []int64, name func(hash string) string) error {
+	slices.Sort(positions)
+	positions = slices.Compact(positions)
+	body, err := WritePositionDeletes(target.file.Path, positions)
+	if err != nil {
+		return fmt.Errorf("position deletes of %s: %w", target.file.Path, err)
+	}
+	loc := b.inlinedDir + name(contentHash(body))
+	b.addFile(loc, body)
+	b.add(begin, end, seq, target.specID, positionDeleteFile(loc, int64(len(body)), int64(len(positions)), target.file))
+	return nil
 }
 
 // TranslatedDeletePrefix begins the name of the copy of a DuckLake delete
@@ -504,25 +541,14 @@ func TranslatedDeleteFileID(location string) (int64, bool) {
 // version 2 serves a copy with Iceberg's ids, content-addressed and written
 // once like every generated file, and version 3 deletion vectors.
 func (b *builder) deleteItems() error {
-	paths := map[int64]string{}
-	for _, f := range b.h.DataFiles {
-		paths[f.ID] = f.Path
-	}
-	targets := b.dataItemIndex()
+	targets := b.dataItemsByID()
 	for _, d := range b.h.DeleteFiles {
-		target := targets[paths[d.DataFileID]]
+		target := targets[d.DataFileID]
 		if target == nil {
 			continue // its data file is not visible up to the horizon
 		}
-		begin, end, ok := b.rng(d.Begin, d.End)
+		begin, end, ok := b.rngWithin(target, d.Begin, d.End)
 		if !ok {
-			continue
-		}
-		begin = max(begin, target.begin)
-		if target.end != 0 && (end == 0 || end > target.end) {
-			end = target.end
-		}
-		if end != 0 && begin >= end {
 			continue
 		}
 		if err := checkFile(d.Path, d.Format, d.EncryptionKey); err != nil {
@@ -541,19 +567,15 @@ func (b *builder) deleteItems() error {
 		if !ok {
 			return fmt.Errorf("delete file %s: its positions are needed to serve it to Iceberg readers (materialise with Options.Objects)", d.Path)
 		}
-		sorted := make([]int64, len(positions))
+		pos := make([]int64, len(positions))
 		for i, p := range positions {
-			sorted[i] = p.Pos
+			pos[i] = p.Pos
 		}
-		slices.Sort(sorted)
-		sorted = slices.Compact(sorted)
-		body, err := WritePositionDeletes(target.file.Path, sorted)
-		if err != nil {
-			return fmt.Errorf("position deletes of %s: %w", target.file.Path, err)
+		if err := b.addPositionDeletes(target, begin, end, d.Begin, pos, func(hash string) string {
+			return TranslatedDeletePrefix + strconv.FormatInt(d.ID, 10) + "-" + hash + ".parquet"
+		}); err != nil {
+			return err
 		}
-		loc := b.inlinedDir + TranslatedDeletePrefix + strconv.FormatInt(d.ID, 10) + "-" + contentHash(body) + ".parquet"
-		b.addFile(loc, body)
-		b.add(begin, end, d.Begin, target.specID, positionDeleteFile(loc, int64(len(body)), int64(len(sorted)), target.file))
 	}
 	return nil
 }
@@ -568,18 +590,14 @@ func (b *builder) inlinedDeleteItems() error {
 			byFile[d.DataFileID] = append(byFile[d.DataFileID], d)
 		}
 	}
-	paths := map[int64]string{}
-	for _, f := range b.h.DataFiles {
-		paths[f.ID] = f.Path
-	}
-	targets := b.dataItemIndex()
+	targets := b.dataItemsByID()
 	ids := make([]int64, 0, len(byFile))
 	for id := range byFile {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		target := targets[paths[id]]
+		target := targets[id]
 		if target == nil {
 			continue
 		}
@@ -616,27 +634,15 @@ func (b *builder) cumulativeDeletes(target *item, n int, at func(i int) (snap, p
 		if i < n {
 			next, _ = at(i)
 		}
-		begin, end, ok := b.rng(s, next)
+		begin, end, ok := b.rngWithin(target, s, next)
 		if !ok {
 			continue
 		}
-		begin = max(begin, target.begin)
-		if target.end != 0 && (end == 0 || end > target.end) {
-			end = target.end
+		if err := b.addPositionDeletes(target, begin, end, s, slices.Clone(positions), func(hash string) string {
+			return fmt.Sprintf("%d-%s-deletes.parquet", s, hash)
+		}); err != nil {
+			return err
 		}
-		if end != 0 && begin >= end {
-			continue
-		}
-		sorted := slices.Clone(positions)
-		slices.Sort(sorted)
-		sorted = slices.Compact(sorted)
-		body, err := WritePositionDeletes(target.file.Path, sorted)
-		if err != nil {
-			return fmt.Errorf("position deletes of %s: %w", target.file.Path, err)
-		}
-		loc := b.inlinedDir + fmt.Sprintf("%d-%s-deletes.parquet", s, contentHash(body))
-		b.addFile(loc, body)
-		b.add(begin, end, s, target.specID, positionDeleteFile(loc, int64(len(body)), int64(len(sorted)), target.file))
 	}
 	return nil
 }

@@ -9,8 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/iceberg"
 )
 
@@ -72,54 +71,42 @@ const (
 // extras reads the table's Extras up to snapshot snap.
 func (s *PGSource) extras(ctx context.Context, h *History, snap int64) error {
 	e := &h.Extras
-	props, err := s.sidecarExists(ctx, propertyTable)
-	if err != nil {
-		return err
-	}
-	if props {
-		rows, err := s.db.Query(ctx, `SELECT key, value FROM `+s.t(propertyTable)+` WHERE table_id = $1`, h.Table.ID)
-		if err != nil {
-			return fmt.Errorf("read table properties: %w", err)
-		}
-		var k, v string
-		if _, err := pgx.ForEachRow(rows, []any{&k, &v}, func() error {
+	var k, v string
+	if err := s.eachSidecar(ctx, propertyTable, "read table properties", `SELECT key, value FROM `+s.t(propertyTable)+` WHERE table_id = $1`, []any{h.Table.ID},
+		[]any{&k, &v}, func() error {
 			if e.Properties == nil {
 				e.Properties = map[string]string{}
 			}
 			e.Properties[k] = v
 			return nil
 		}); err != nil {
-			return fmt.Errorf("read table properties: %w", err)
-		}
-	}
-	rows, err := s.db.Query(ctx, `SELECT i.sort_id, i.begin_snapshot, coalesce(i.end_snapshot, 0), e.expression,
-			coalesce(e.sort_direction, 'ASC'), coalesce(e.null_order, 'NULLS_LAST')
-		FROM `+s.t("ducklake_sort_info")+` i JOIN `+s.t("ducklake_sort_expression")+` e ON e.sort_id = i.sort_id AND e.table_id = i.table_id
-		WHERE i.table_id = $1 AND i.begin_snapshot <= $2 ORDER BY i.begin_snapshot, i.sort_id, e.sort_key_index`, h.Table.ID, snap)
-	if err != nil {
-		return fmt.Errorf("read sort orders: %w", err)
+		return err
 	}
 	var (
 		id, begin, end   int64
 		expr, dir, nulls string
 	)
-	if _, err := pgx.ForEachRow(rows, []any{&id, &begin, &end, &expr, &dir, &nulls}, func() error {
-		if n := len(e.SortOrders); n == 0 || e.SortOrders[n-1].Order.OrderID != int(id) {
-			e.SortOrders = append(e.SortOrders, SortVersion{Begin: begin, End: end, Order: iceberg.SortOrder{OrderID: int(id)}})
-		}
-		sv := &e.SortOrders[len(e.SortOrders)-1]
-		f := iceberg.SortField{Transform: iceberg.Identity, Direction: "asc", NullOrder: "nulls-last"}
-		if strings.EqualFold(dir, "DESC") {
-			f.Direction = "desc"
-		}
-		if strings.EqualFold(nulls, "NULLS_FIRST") {
-			f.NullOrder = "nulls-first"
-		}
-		sv.Order.Fields = append(sv.Order.Fields, f)
-		sv.Expressions = append(sv.Expressions, expr)
-		return nil
-	}); err != nil {
-		return fmt.Errorf("read sort orders: %w", err)
+	if err := ducklake.Each(ctx, s.db, "read sort orders", `SELECT i.sort_id, i.begin_snapshot, coalesce(i.end_snapshot, 0), e.expression,
+			coalesce(e.sort_direction, 'ASC'), coalesce(e.null_order, 'NULLS_LAST')
+		FROM `+s.t("ducklake_sort_info")+` i JOIN `+s.t("ducklake_sort_expression")+` e ON e.sort_id = i.sort_id AND e.table_id = i.table_id
+		WHERE i.table_id = $1 AND i.begin_snapshot <= $2 ORDER BY i.begin_snapshot, i.sort_id, e.sort_key_index`, []any{h.Table.ID, snap},
+		[]any{&id, &begin, &end, &expr, &dir, &nulls}, func() error {
+			if n := len(e.SortOrders); n == 0 || e.SortOrders[n-1].Order.OrderID != int(id) {
+				e.SortOrders = append(e.SortOrders, SortVersion{Begin: begin, End: end, Order: iceberg.SortOrder{OrderID: int(id)}})
+			}
+			sv := &e.SortOrders[len(e.SortOrders)-1]
+			f := iceberg.SortField{Transform: iceberg.Identity, Direction: "asc", NullOrder: "nulls-last"}
+			if strings.EqualFold(dir, "DESC") {
+				f.Direction = "desc"
+			}
+			if strings.EqualFold(nulls, "NULLS_FIRST") {
+				f.NullOrder = "nulls-first"
+			}
+			sv.Order.Fields = append(sv.Order.Fields, f)
+			sv.Expressions = append(sv.Expressions, expr)
+			return nil
+		}); err != nil {
+		return err
 	}
 	if err := s.clientSpecs(ctx, h, snap); err != nil {
 		return err
@@ -130,63 +117,50 @@ func (s *PGSource) extras(ctx context.Context, h *History, snap int64) error {
 	if err := s.statistics(ctx, h, snap); err != nil {
 		return err
 	}
-	refs, err := s.sidecarExists(ctx, refTable)
-	if err != nil || !refs {
-		return err
-	}
-	rows, err = s.db.Query(ctx, `SELECT name, ref_type, snapshot_id, max_ref_age_ms, max_snapshot_age_ms, min_snapshots_to_keep
-		FROM `+s.t(refTable)+` WHERE table_id = $1`, h.Table.ID)
-	if err != nil {
-		return fmt.Errorf("read refs: %w", err)
-	}
 	var (
 		name, typ          string
 		sid                int64
 		refAge, snapAge    *int64
 		minSnapshotsToKeep *int32
 	)
-	if _, err := pgx.ForEachRow(rows, []any{&name, &typ, &sid, &refAge, &snapAge, &minSnapshotsToKeep}, func() error {
-		if e.Refs == nil {
-			e.Refs = map[string]iceberg.SnapshotRef{}
-		}
-		r := iceberg.SnapshotRef{SnapshotID: sid, Type: typ, MaxRefAgeMS: refAge, MaxSnapshotAgeMS: snapAge}
-		if minSnapshotsToKeep != nil {
-			n := int(*minSnapshotsToKeep)
-			r.MinSnapshotsToKeep = &n
-		}
-		e.Refs[name] = r
-		return nil
-	}); err != nil {
-		return fmt.Errorf("read refs: %w", err)
+	return s.eachSidecar(ctx, refTable, "read refs", `SELECT name, ref_type, snapshot_id, max_ref_age_ms, max_snapshot_age_ms, min_snapshots_to_keep
+		FROM `+s.t(refTable)+` WHERE table_id = $1`, []any{h.Table.ID},
+		[]any{&name, &typ, &sid, &refAge, &snapAge, &minSnapshotsToKeep}, func() error {
+			if e.Refs == nil {
+				e.Refs = map[string]iceberg.SnapshotRef{}
+			}
+			r := iceberg.SnapshotRef{SnapshotID: sid, Type: typ, MaxRefAgeMS: refAge, MaxSnapshotAgeMS: snapAge}
+			if minSnapshotsToKeep != nil {
+				n := int(*minSnapshotsToKeep)
+				r.MinSnapshotsToKeep = &n
+			}
+			e.Refs[name] = r
+			return nil
+		})
+}
+
+// eachSidecar is ducklake.Each on a query of sidecar table, reading no
+// rows on a catalog without it (one DuckDB made and serve never migrated).
+func (s *PGSource) eachSidecar(ctx context.Context, table, what, sql string, args, dest []any, fn func() error) error {
+	if ok, err := s.sidecarExists(ctx, table); err != nil || !ok {
+		return err
 	}
-	return nil
+	return ducklake.Each(ctx, s.db, what, sql, args, dest, fn)
 }
 
 // clientSpecs reads the partition specs Iceberg clients set.
 func (s *PGSource) clientSpecs(ctx context.Context, h *History, snap int64) error {
-	ok, err := s.sidecarExists(ctx, specTable)
-	if err != nil || !ok {
-		return err
-	}
-	rows, err := s.db.Query(ctx, `SELECT begin_snapshot, coalesce(end_snapshot, 0), spec_id, coalesce(partition_id, 0), plain_spec_id, unpartitioned_spec_id
-		FROM `+s.t(specTable)+` WHERE table_id = $1 AND begin_snapshot <= $2 ORDER BY begin_snapshot`, h.Table.ID, snap)
-	if err != nil {
-		return fmt.Errorf("read partition specs: %w", err)
-	}
 	var v SpecVersion
-	if _, err := pgx.ForEachRow(rows, []any{&v.Begin, &v.End, &v.Spec.ID, &v.PartitionID, &v.PlainID, &v.UnpartitionedID}, func() error {
-		h.Extras.Specs = append(h.Extras.Specs, v)
-		return nil
-	}); err != nil {
-		return fmt.Errorf("read partition specs: %w", err)
+	if err := s.eachSidecar(ctx, specTable, "read partition specs", `SELECT begin_snapshot, coalesce(end_snapshot, 0), spec_id, coalesce(partition_id, 0), plain_spec_id, unpartitioned_spec_id
+		FROM `+s.t(specTable)+` WHERE table_id = $1 AND begin_snapshot <= $2 ORDER BY begin_snapshot`, []any{h.Table.ID, snap},
+		[]any{&v.Begin, &v.End, &v.Spec.ID, &v.PartitionID, &v.PlainID, &v.UnpartitionedID}, func() error {
+			h.Extras.Specs = append(h.Extras.Specs, v)
+			return nil
+		}); err != nil {
+		return err
 	}
 	if len(h.Extras.Specs) == 0 {
 		return nil
-	}
-	rows, err = s.db.Query(ctx, `SELECT begin_snapshot, field_id, column_id, transform, name FROM `+s.t(partitionFieldTable)+`
-		WHERE table_id = $1 AND begin_snapshot <= $2 AND field_id IS NOT NULL ORDER BY begin_snapshot, spec_position`, h.Table.ID, snap)
-	if err != nil {
-		return fmt.Errorf("read partition fields: %w", err)
 	}
 	byBegin := map[int64]*SpecVersion{}
 	for i := range h.Extras.Specs {
@@ -197,83 +171,62 @@ func (s *PGSource) clientSpecs(ctx context.Context, h *History, snap int64) erro
 		fieldID    int
 		tr, name   string
 	)
-	if _, err := pgx.ForEachRow(rows, []any{&begin, &fieldID, &col, &tr, &name}, func() error {
-		t, err := iceberg.ParseTransform(tr)
-		if err != nil {
-			return err
-		}
-		if v := byBegin[begin]; v != nil {
-			v.Spec.Fields = append(v.Spec.Fields, iceberg.PartitionField{SourceID: int(col), FieldID: fieldID, Name: name, Transform: t})
-		}
-		return nil
-	}); err != nil {
-		return fmt.Errorf("read partition fields: %w", err)
-	}
-	return nil
+	return ducklake.Each(ctx, s.db, "read partition fields", `SELECT begin_snapshot, field_id, column_id, transform, name FROM `+s.t(partitionFieldTable)+`
+		WHERE table_id = $1 AND begin_snapshot <= $2 AND field_id IS NOT NULL ORDER BY begin_snapshot, spec_position`, []any{h.Table.ID, snap},
+		[]any{&begin, &fieldID, &col, &tr, &name}, func() error {
+			t, err := iceberg.ParseTransform(tr)
+			if err != nil {
+				return err
+			}
+			if v := byBegin[begin]; v != nil {
+				v.Spec.Fields = append(v.Spec.Fields, iceberg.PartitionField{SourceID: int(col), FieldID: fieldID, Name: name, Transform: t})
+			}
+			return nil
+		})
 }
 
 // clientOrders reads the sort orders Iceberg clients set.
 func (s *PGSource) clientOrders(ctx context.Context, h *History, snap int64) error {
-	ok, err := s.sidecarExists(ctx, sortOrderTable)
-	if err != nil || !ok {
-		return err
-	}
-	rows, err := s.db.Query(ctx, `SELECT begin_snapshot, coalesce(end_snapshot, 0), order_id, coalesce(sort_id, 0), fields
-		FROM `+s.t(sortOrderTable)+` WHERE table_id = $1 AND begin_snapshot <= $2 ORDER BY begin_snapshot`, h.Table.ID, snap)
-	if err != nil {
-		return fmt.Errorf("read sort orders: %w", err)
-	}
 	var (
 		v      OrderVersion
 		fields string
 	)
-	if _, err := pgx.ForEachRow(rows, []any{&v.Begin, &v.End, &v.Order.OrderID, &v.SortID, &fields}, func() error {
-		v.Order.Fields = nil
-		if err := json.Unmarshal([]byte(fields), &v.Order.Fields); err != nil {
-			return fmt.Errorf("sort order %d: %w", v.Order.OrderID, err)
-		}
-		h.Extras.Orders = append(h.Extras.Orders, v)
-		return nil
-	}); err != nil {
-		return fmt.Errorf("read sort orders: %w", err)
-	}
-	return nil
+	return s.eachSidecar(ctx, sortOrderTable, "read sort orders", `SELECT begin_snapshot, coalesce(end_snapshot, 0), order_id, coalesce(sort_id, 0), fields
+		FROM `+s.t(sortOrderTable)+` WHERE table_id = $1 AND begin_snapshot <= $2 ORDER BY begin_snapshot`, []any{h.Table.ID, snap},
+		[]any{&v.Begin, &v.End, &v.Order.OrderID, &v.SortID, &fields}, func() error {
+			v.Order.Fields = nil
+			if err := json.Unmarshal([]byte(fields), &v.Order.Fields); err != nil {
+				return fmt.Errorf("sort order %d: %w", v.Order.OrderID, err)
+			}
+			h.Extras.Orders = append(h.Extras.Orders, v)
+			return nil
+		})
 }
 
 // statistics reads the statistics files set up to snapshot snap.
 func (s *PGSource) statistics(ctx context.Context, h *History, snap int64) error {
-	ok, err := s.sidecarExists(ctx, statisticsTable)
-	if err != nil || !ok {
-		return err
-	}
-	rows, err := s.db.Query(ctx, `SELECT kind, file FROM `+s.t(statisticsTable)+`
-		WHERE table_id = $1 AND set_snapshot <= $2 ORDER BY snapshot_id, kind`, h.Table.ID, snap)
-	if err != nil {
-		return fmt.Errorf("read statistics files: %w", err)
-	}
 	var (
 		kind string
 		file []byte
 	)
-	if _, err := pgx.ForEachRow(rows, []any{&kind, &file}, func() error {
-		var err error
-		switch kind {
-		case "table":
-			var f iceberg.StatisticsFile
-			if err = json.Unmarshal(file, &f); err == nil {
-				h.Extras.Statistics = append(h.Extras.Statistics, f)
+	return s.eachSidecar(ctx, statisticsTable, "read statistics files", `SELECT kind, file FROM `+s.t(statisticsTable)+`
+		WHERE table_id = $1 AND set_snapshot <= $2 ORDER BY snapshot_id, kind`, []any{h.Table.ID, snap},
+		[]any{&kind, &file}, func() error {
+			var err error
+			switch kind {
+			case "table":
+				var f iceberg.StatisticsFile
+				if err = json.Unmarshal(file, &f); err == nil {
+					h.Extras.Statistics = append(h.Extras.Statistics, f)
+				}
+			case "partition":
+				var f iceberg.PartitionStatisticsFile
+				if err = json.Unmarshal(file, &f); err == nil {
+					h.Extras.PartitionStatistics = append(h.Extras.PartitionStatistics, f)
+				}
 			}
-		case "partition":
-			var f iceberg.PartitionStatisticsFile
-			if err = json.Unmarshal(file, &f); err == nil {
-				h.Extras.PartitionStatistics = append(h.Extras.PartitionStatistics, f)
-			}
-		}
-		return err
-	}); err != nil {
-		return fmt.Errorf("read statistics files: %w", err)
-	}
-	return nil
+			return err
+		})
 }
 
 // applyOrders lists the table's sort orders up to the horizon in the order

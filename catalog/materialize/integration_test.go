@@ -38,16 +38,11 @@ import (
 func matchDuckDB(t *testing.T, r *ducklake.Reader, mat *materialize.Materializer, rep *duckReport,
 	check func(name string, snap int64, res *materialize.Result)) (lastMeta map[string]*materialize.Result, requests []readRequest) {
 	t.Helper()
-	ctx := context.Background()
 	last := rep.Snapshots[len(rep.Snapshots)-1].ID
 	lastMeta = map[string]*materialize.Result{}
 	for _, s := range rep.Snapshots {
 		for name, want := range s.Tables {
-			tbl, err := r.TableByName(ctx, s.ID, "main", name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := mat.Materialize(ctx, tbl.ID, s.ID)
+			res, err := materializeAt(t, r, mat, name, s.ID)
 			if err != nil {
 				t.Fatalf("%s at %d: %v", name, s.ID, err)
 			}
@@ -82,6 +77,17 @@ func matchDuckDB(t *testing.T, r *ducklake.Reader, mat *materialize.Materializer
 	return lastMeta, requests
 }
 
+// materializeAt materialises table name (of schema main) at snapshot snap.
+func materializeAt(t *testing.T, r *ducklake.Reader, mat *materialize.Materializer, name string, snap int64) (*materialize.Result, error) {
+	t.Helper()
+	ctx := context.Background()
+	tbl, err := r.TableByName(ctx, snap, "main", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mat.Materialize(ctx, tbl.ID, snap)
+}
+
 // matchAfterFlush is matchDuckDB on history DuckDB's flush rewrote: a
 // snapshot before the newest may be refused as unrepresentable (it returns
 // how many were), every other must read what DuckDB read; each, unless
@@ -90,15 +96,10 @@ func matchDuckDB(t *testing.T, r *ducklake.Reader, mat *materialize.Materializer
 func matchAfterFlush(t *testing.T, r *ducklake.Reader, mat *materialize.Materializer, after *duckReport, label string,
 	each func(name string, snap int64, res *materialize.Result, want []int64)) (refused int) {
 	t.Helper()
-	ctx := context.Background()
 	newest := after.Snapshots[len(after.Snapshots)-1].ID
 	for _, s := range after.Snapshots {
 		for name, want := range s.Tables {
-			tbl, err := r.TableByName(ctx, s.ID, "main", name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := mat.Materialize(ctx, tbl.ID, s.ID)
+			res, err := materializeAt(t, r, mat, name, s.ID)
 			if errors.Is(err, materialize.ErrUnrepresentable) && s.ID != newest {
 				refused++
 				continue
@@ -162,15 +163,34 @@ func (r *duckReport) ids(snap int64, name string) ([]int64, bool) {
 	return nil, false
 }
 
+// loadTable opens the table of metadata file metadataLocation with
+// iceberg-go.
+func loadTable(t *testing.T, metadataLocation string) *table.Table {
+	t.Helper()
+	tbl, err := table.NewFromLocation(context.Background(), table.Identifier{"main", "t"}, metadataLocation, icebergio.LoadFSFunc(nil, metadataLocation), nil)
+	if err != nil {
+		t.Fatalf("iceberg-go loads %s: %v", metadataLocation, err)
+	}
+	return tbl
+}
+
+// planFiles is iceberg-go's plan of the current snapshot of res's table:
+// its data files, each with the deletes that apply to it.
+func planFiles(t *testing.T, res *materialize.Result) []table.FileScanTask {
+	t.Helper()
+	tasks, err := loadTable(t, res.MetadataLocation).Scan().PlanFiles(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tasks
+}
+
 // scanIDs reads the id column of snapshot snap (0: current) with
 // iceberg-go, which applies the position deletes.
 func scanIDs(t *testing.T, metadataLocation string, snap int64) []int64 {
 	t.Helper()
 	ctx := context.Background()
-	tbl, err := table.NewFromLocation(ctx, table.Identifier{"main", "t"}, metadataLocation, icebergio.LoadFSFunc(nil, metadataLocation), nil)
-	if err != nil {
-		t.Fatalf("iceberg-go loads %s: %v", metadataLocation, err)
-	}
+	tbl := loadTable(t, metadataLocation)
 	var opts []table.ScanOption
 	if snap != 0 {
 		opts = append(opts, table.WithSnapshotID(snap))
@@ -372,17 +392,8 @@ func checkPartitions(t *testing.T, meta map[string]*materialize.Result) {
 
 func liveDataFiles(t *testing.T, res *materialize.Result) []goiceberg.DataFile {
 	t.Helper()
-	ctx := context.Background()
-	tbl, err := table.NewFromLocation(ctx, table.Identifier{"main", "t"}, res.MetadataLocation, icebergio.LoadFSFunc(nil, res.MetadataLocation), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tasks, err := tbl.Scan().PlanFiles(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []goiceberg.DataFile
-	for _, task := range tasks {
+	for _, task := range planFiles(t, res) {
 		out = append(out, task.File)
 	}
 	return out
@@ -472,15 +483,7 @@ func checkStored(t *testing.T, res *materialize.Result) {
 // DuckDB kept in Postgres, each applied to a live data file.
 func checkDeleteKinds(t *testing.T, res *materialize.Result) {
 	t.Helper()
-	ctx := context.Background()
-	tbl, err := table.NewFromLocation(ctx, table.Identifier{"main", "t"}, res.MetadataLocation, icebergio.LoadFSFunc(nil, res.MetadataLocation), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tasks, err := tbl.Scan().PlanFiles(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tasks := planFiles(t, res)
 	ducklakeDeletes, ours := 0, 0
 	for _, task := range tasks {
 		for _, d := range task.DeleteFiles {

@@ -232,81 +232,40 @@ func appendValue(b array.Builder, dt ducklake.Type, it iceberg.Type, v any) erro
 		return err
 	}
 	bad := fmt.Errorf("%T for %s", iv, it)
+	ok := false
 	switch bb := b.(type) {
 	case *array.BooleanBuilder:
-		x, ok := iv.(bool)
-		if !ok {
-			return bad
-		}
-		bb.Append(x)
+		ok = iceberg.PutValue(iv, bb.Append)
 	case *array.Int32Builder:
-		x, ok := iv.(int32)
-		if !ok {
-			return bad
-		}
-		bb.Append(x)
+		ok = iceberg.PutValue(iv, bb.Append)
 	case *array.Int64Builder:
-		x, ok := iv.(int64)
-		if !ok {
-			return bad
-		}
-		bb.Append(x)
+		ok = iceberg.PutValue(iv, bb.Append)
 	case *array.Float32Builder:
-		x, ok := iv.(float32)
-		if !ok {
-			return bad
-		}
-		bb.Append(x)
+		ok = iceberg.PutValue(iv, bb.Append)
 	case *array.Float64Builder:
-		x, ok := iv.(float64)
-		if !ok {
-			return bad
-		}
-		bb.Append(x)
+		ok = iceberg.PutValue(iv, bb.Append)
 	case *array.Decimal128Builder:
-		x, ok := iv.(iceberg.Decimal)
-		if !ok || x.Unscaled.BitLen() > 127 {
-			return bad
+		x, isDec := iv.(iceberg.Decimal)
+		if ok = isDec && x.Unscaled.BitLen() <= 127; ok {
+			bb.Append(decimal128.FromBigInt(x.Unscaled))
 		}
-		bb.Append(decimal128.FromBigInt(x.Unscaled))
 	case *array.Date32Builder:
-		x, ok := iv.(int32)
-		if !ok {
-			return bad
-		}
-		bb.Append(arrow.Date32(x))
+		ok = iceberg.PutValue(iv, func(x int32) { bb.Append(arrow.Date32(x)) })
 	case *array.Time64Builder:
-		x, ok := iv.(int64)
-		if !ok {
-			return bad
-		}
-		bb.Append(arrow.Time64(x))
+		ok = iceberg.PutValue(iv, func(x int64) { bb.Append(arrow.Time64(x)) })
 	case *array.TimestampBuilder:
-		x, ok := iv.(int64)
-		if !ok {
-			return bad
-		}
-		bb.Append(arrow.Timestamp(x))
+		ok = iceberg.PutValue(iv, func(x int64) { bb.Append(arrow.Timestamp(x)) })
 	case *array.StringBuilder:
-		x, ok := iv.(string)
-		if !ok {
-			return bad
-		}
-		bb.Append(x)
+		ok = iceberg.PutValue(iv, bb.Append)
 	case *array.BinaryBuilder:
-		x, ok := iv.([]byte)
-		if !ok {
-			return bad
-		}
-		bb.Append(x)
+		ok = iceberg.PutValue(iv, bb.Append)
 	case *extensions.UUIDBuilder:
-		x, ok := iv.([16]byte)
-		if !ok {
-			return bad
-		}
-		bb.Append(x)
+		ok = iceberg.PutValue(iv, func(x [16]byte) { bb.Append(x) }) // Append takes uuid.UUID
 	default:
 		return fmt.Errorf("no builder for %s (%T)", it, b)
+	}
+	if !ok {
+		return bad
 	}
 	return nil
 }

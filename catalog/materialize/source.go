@@ -161,15 +161,12 @@ func (s *PGSource) History(ctx context.Context, tableID, snapshotID int64) (*His
 }
 
 func (s *PGSource) columns(ctx context.Context, h *History, snap int64) error {
-	rows, err := s.db.Query(ctx, `SELECT column_id, begin_snapshot, end_snapshot, table_id, column_order,
+	var err error
+	h.Columns, err = ducklake.Collect(ctx, s.db, "read columns", `SELECT column_id, begin_snapshot, end_snapshot, table_id, column_order,
 			column_name, column_type, initial_default, default_value, coalesce(nulls_allowed, true),
 			parent_column, coalesce(default_value_type, ''), coalesce(default_value_dialect, '')
 		FROM `+s.t("ducklake_column")+` WHERE table_id = $1 AND begin_snapshot <= $2
-		ORDER BY begin_snapshot, column_order, column_id`, h.Table.ID, snap)
-	if err != nil {
-		return fmt.Errorf("read columns: %w", err)
-	}
-	h.Columns, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (ducklake.Column, error) {
+		ORDER BY begin_snapshot, column_order, column_id`, []any{h.Table.ID, snap}, func(row pgx.CollectableRow) (ducklake.Column, error) {
 		var c ducklake.Column
 		var e, parent *int64
 		err := row.Scan(&c.ID, &c.Begin, &e, &c.TableID, &c.Order, &c.Name, &c.Type, &c.InitialDefault,
@@ -177,10 +174,7 @@ func (s *PGSource) columns(ctx context.Context, h *History, snap int64) error {
 		c.End, c.ParentColumn = orZero(e), orZero(parent)
 		return c, err
 	})
-	if err != nil {
-		return fmt.Errorf("read columns: %w", err)
-	}
-	return nil
+	return err
 }
 
 const metadataFileTable = "duckicelake_metadata_file"
@@ -191,21 +185,15 @@ func (s *PGSource) metadataLog(ctx context.Context, h *History, snap int64) erro
 	if ok, err := s.sidecarExists(ctx, metadataFileTable); err != nil || !ok {
 		return err
 	}
-	rows, err := s.db.Query(ctx, `SELECT DISTINCT ON (snapshot_id) snapshot_id, location, last_updated_ms
+	var err error
+	h.MetadataLog, err = ducklake.Collect(ctx, s.db, "read the metadata log", `SELECT DISTINCT ON (snapshot_id) snapshot_id, location, last_updated_ms
 		FROM `+s.t(metadataFileTable)+` WHERE table_id = $1 AND snapshot_id < $2
-		ORDER BY snapshot_id, last_updated_ms DESC, location`, h.Table.ID, snap)
-	if err != nil {
-		return fmt.Errorf("read the metadata log: %w", err)
-	}
-	h.MetadataLog, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (LoggedMetadata, error) {
+		ORDER BY snapshot_id, last_updated_ms DESC, location`, []any{h.Table.ID, snap}, func(row pgx.CollectableRow) (LoggedMetadata, error) {
 		var m LoggedMetadata
 		err := row.Scan(&m.Snapshot, &m.MetadataFile, &m.TimestampMS)
 		return m, err
 	})
-	if err != nil {
-		return fmt.Errorf("read the metadata log: %w", err)
-	}
-	return nil
+	return err
 }
 
 // RecordMetadata implements MetadataRecorder (a no-op on a catalog
@@ -231,36 +219,27 @@ func (s *PGSource) RecordMetadata(ctx context.Context, tableID, snapshotID int64
 // COMMENT ON COLUMN and Iceberg docs are both ducklake_column_tag
 // "comment" rows.
 func (s *PGSource) comments(ctx context.Context, h *History, snap int64) error {
-	rows, err := s.db.Query(ctx, `SELECT table_id, column_id, begin_snapshot, end_snapshot, "key", coalesce("value", '')
+	var err error
+	h.Comments, err = ducklake.Collect(ctx, s.db, "read column comments", `SELECT table_id, column_id, begin_snapshot, end_snapshot, "key", coalesce("value", '')
 		FROM `+s.t("ducklake_column_tag")+` WHERE table_id = $1 AND "key" = 'comment' AND begin_snapshot <= $2
-		ORDER BY begin_snapshot, column_id`, h.Table.ID, snap)
-	if err != nil {
-		return fmt.Errorf("read column comments: %w", err)
-	}
-	h.Comments, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (ducklake.ColumnTag, error) {
+		ORDER BY begin_snapshot, column_id`, []any{h.Table.ID, snap}, func(row pgx.CollectableRow) (ducklake.ColumnTag, error) {
 		var t ducklake.ColumnTag
 		var e *int64
 		err := row.Scan(&t.TableID, &t.ColumnID, &t.Begin, &e, &t.Key, &t.Value)
 		t.End = orZero(e)
 		return t, err
 	})
-	if err != nil {
-		return fmt.Errorf("read column comments: %w", err)
-	}
-	return nil
+	return err
 }
 
 func (s *PGSource) dataFiles(ctx context.Context, h *History, snap int64) error {
-	rows, err := s.db.Query(ctx, `SELECT data_file_id, table_id, begin_snapshot, end_snapshot, file_order,
+	var err error
+	h.DataFiles, err = ducklake.Collect(ctx, s.db, "read data files", `SELECT data_file_id, table_id, begin_snapshot, end_snapshot, file_order,
 			path, coalesce(path_is_relative, true), coalesce(file_format, 'parquet'), record_count,
 			file_size_bytes, footer_size, row_id_start, partition_id, coalesce(encryption_key, ''),
 			mapping_id, partial_max
 		FROM `+s.t("ducklake_data_file")+` WHERE table_id = $1 AND begin_snapshot <= $2
-		ORDER BY begin_snapshot, file_order NULLS LAST, data_file_id`, h.Table.ID, snap)
-	if err != nil {
-		return fmt.Errorf("read data files: %w", err)
-	}
-	h.DataFiles, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (ducklake.DataFile, error) {
+		ORDER BY begin_snapshot, file_order NULLS LAST, data_file_id`, []any{h.Table.ID, snap}, func(row pgx.CollectableRow) (ducklake.DataFile, error) {
 		var f ducklake.DataFile
 		var e, order, recs, size, footer, rowID, part, mapping, pmax *int64
 		err := row.Scan(&f.ID, &f.TableID, &f.Begin, &e, &order, &f.RawPath, &f.PathIsRelative, &f.Format,
@@ -270,10 +249,7 @@ func (s *PGSource) dataFiles(ctx context.Context, h *History, snap int64) error 
 		f.Path = resolve(h.Table.Path, f.RawPath, f.PathIsRelative)
 		return f, err
 	})
-	if err != nil {
-		return fmt.Errorf("read data files: %w", err)
-	}
-	return nil
+	return err
 }
 
 func (s *PGSource) partitionValues(ctx context.Context, h *History, snap int64) error {
@@ -281,42 +257,32 @@ func (s *PGSource) partitionValues(ctx context.Context, h *History, snap int64) 
 	for i := range h.DataFiles {
 		byID[h.DataFiles[i].ID] = &h.DataFiles[i]
 	}
-	rows, err := s.db.Query(ctx, `SELECT data_file_id, partition_key_index, partition_value
-		FROM `+s.t("ducklake_file_partition_value")+` WHERE table_id = $1
-		ORDER BY data_file_id, partition_key_index`, h.Table.ID)
-	if err != nil {
-		return fmt.Errorf("read partition values: %w", err)
-	}
 	var (
 		fileID, key int64
 		value       *string
 	)
-	_, err = pgx.ForEachRow(rows, []any{&fileID, &key, &value}, func() error {
-		if f := byID[fileID]; f != nil {
-			pv := ducklake.FilePartitionValue{KeyIndex: key, Null: value == nil}
-			if value != nil {
-				pv.Value = *value
+	return ducklake.Each(ctx, s.db, "read partition values", `SELECT data_file_id, partition_key_index, partition_value
+		FROM `+s.t("ducklake_file_partition_value")+` WHERE table_id = $1
+		ORDER BY data_file_id, partition_key_index`, []any{h.Table.ID},
+		[]any{&fileID, &key, &value}, func() error {
+			if f := byID[fileID]; f != nil {
+				pv := ducklake.FilePartitionValue{KeyIndex: key, Null: value == nil}
+				if value != nil {
+					pv.Value = *value
+				}
+				f.PartitionValues = append(f.PartitionValues, pv)
 			}
-			f.PartitionValues = append(f.PartitionValues, pv)
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("read partition values: %w", err)
-	}
-	return nil
+			return nil
+		})
 }
 
 func (s *PGSource) deleteFiles(ctx context.Context, h *History, snap int64) error {
-	rows, err := s.db.Query(ctx, `SELECT delete_file_id, table_id, begin_snapshot, end_snapshot, data_file_id,
+	var err error
+	h.DeleteFiles, err = ducklake.Collect(ctx, s.db, "read delete files", `SELECT delete_file_id, table_id, begin_snapshot, end_snapshot, data_file_id,
 			path, coalesce(path_is_relative, true), coalesce(format, 'parquet'), delete_count,
 			file_size_bytes, footer_size, coalesce(encryption_key, ''), partial_max
 		FROM `+s.t("ducklake_delete_file")+` WHERE table_id = $1 AND begin_snapshot <= $2
-		ORDER BY begin_snapshot, delete_file_id`, h.Table.ID, snap)
-	if err != nil {
-		return fmt.Errorf("read delete files: %w", err)
-	}
-	h.DeleteFiles, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (ducklake.DeleteFile, error) {
+		ORDER BY begin_snapshot, delete_file_id`, []any{h.Table.ID, snap}, func(row pgx.CollectableRow) (ducklake.DeleteFile, error) {
 		var d ducklake.DeleteFile
 		var e, dataFile, count, size, footer, pmax *int64
 		var path *string
@@ -329,32 +295,23 @@ func (s *PGSource) deleteFiles(ctx context.Context, h *History, snap int64) erro
 		d.Path = resolve(h.Table.Path, d.RawPath, d.PathIsRelative)
 		return d, err
 	})
-	if err != nil {
-		return fmt.Errorf("read delete files: %w", err)
-	}
-	return nil
+	return err
 }
 
 func (s *PGSource) stats(ctx context.Context, h *History, snap int64) error {
-	rows, err := s.db.Query(ctx, `SELECT st.data_file_id, st.table_id, st.column_id, coalesce(st.column_size_bytes, -1),
+	var err error
+	h.Stats, err = ducklake.Collect(ctx, s.db, "read column stats", `SELECT st.data_file_id, st.table_id, st.column_id, coalesce(st.column_size_bytes, -1),
 			coalesce(st.value_count, -1), coalesce(st.null_count, -1), st.min_value, st.max_value,
 			coalesce(st.contains_nan, false), coalesce(st.extra_stats, '')
 		FROM `+s.t("ducklake_file_column_stats")+` st JOIN `+s.t("ducklake_data_file")+` d USING (data_file_id)
 		WHERE st.table_id = $1 AND d.table_id = $1 AND d.begin_snapshot <= $2
-		ORDER BY st.data_file_id, st.column_id`, h.Table.ID, snap)
-	if err != nil {
-		return fmt.Errorf("read column stats: %w", err)
-	}
-	h.Stats, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (ducklake.FileColumnStats, error) {
+		ORDER BY st.data_file_id, st.column_id`, []any{h.Table.ID, snap}, func(row pgx.CollectableRow) (ducklake.FileColumnStats, error) {
 		var st ducklake.FileColumnStats
 		err := row.Scan(&st.DataFileID, &st.TableID, &st.ColumnID, &st.ColumnSizeBytes, &st.ValueCount, &st.NullCount,
 			&st.Min, &st.Max, &st.ContainsNaN, &st.ExtraStats)
 		return st, err
 	})
-	if err != nil {
-		return fmt.Errorf("read column stats: %w", err)
-	}
-	return nil
+	return err
 }
 
 func (s *PGSource) exists(ctx context.Context, name string) (bool, error) {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	goiceberg "github.com/apache/iceberg-go"
-	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
@@ -95,15 +94,7 @@ func TestMaterialiseV3MatchesDuckDB(t *testing.T) {
 // manifest entry.
 func checkDeletionVectors(t *testing.T, res *materialize.Result) {
 	t.Helper()
-	ctx := context.Background()
-	tbl, err := table.NewFromLocation(ctx, table.Identifier{"main", "t"}, res.MetadataLocation, icebergio.LoadFSFunc(nil, res.MetadataLocation), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tasks, err := tbl.Scan().PlanFiles(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tasks := planFiles(t, res)
 	dvs := 0
 	for _, task := range tasks {
 		if len(task.DeleteFiles) != 0 {
@@ -178,14 +169,7 @@ func checkMergedDV(t *testing.T, q ducklake.Querier, res *materialize.Result, ta
 		hasInlined[paths[d.DataFileID]] = true
 		add(paths[d.DataFileID], d.Pos)
 	}
-	tbl, err := table.NewFromLocation(ctx, table.Identifier{"main", "t"}, res.MetadataLocation, icebergio.LoadFSFunc(nil, res.MetadataLocation), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tasks, err := tbl.Scan().PlanFiles(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tasks := planFiles(t, res)
 	merged := 0
 	for _, task := range tasks {
 		path := task.File.FilePath()
@@ -228,11 +212,7 @@ func checkRowIDs(t *testing.T, py, dsn, data string, meta map[string]*materializ
 	ctx := context.Background()
 	for _, name := range names {
 		res := meta[name]
-		tbl, err := table.NewFromLocation(ctx, table.Identifier{"main", "t"}, res.MetadataLocation, icebergio.LoadFSFunc(nil, res.MetadataLocation), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		at, err := tbl.Scan(table.WithSelectedFields("id"), table.WithRowLineage()).ToArrowTable(ctx)
+		at, err := loadTable(t, res.MetadataLocation).Scan(table.WithSelectedFields("id"), table.WithRowLineage()).ToArrowTable(ctx)
 		if err != nil {
 			t.Fatalf("%s: iceberg-go scan with row lineage: %v", name, err)
 		}

@@ -143,19 +143,20 @@ func (md *Metadata) Current() *Version { return md.Version(md.CurrentVersionID) 
 
 // Version returns version id, or nil.
 func (md *Metadata) Version(id int) *Version {
-	for i := range md.Versions {
-		if md.Versions[i].VersionID == id {
-			return &md.Versions[i]
-		}
-	}
-	return nil
+	return find(md.Versions, func(v *Version) bool { return v.VersionID == id })
 }
 
 // Schema returns schema id, or nil.
 func (md *Metadata) Schema(id int) *Schema {
-	for i := range md.Schemas {
-		if md.Schemas[i].ID == id {
-			return &md.Schemas[i]
+	return find(md.Schemas, func(s *Schema) bool { return s.ID == id })
+}
+
+// find returns the first of items that is (the element itself, for callers
+// that change it in place), or nil.
+func find[T any](items []T, is func(*T) bool) *T {
+	for i := range items {
+		if is(&items[i]) {
+			return &items[i]
 		}
 	}
 	return nil
