@@ -14,6 +14,7 @@ import (
 
 	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/internal/creds"
+	"github.com/duckicelake/duckicelake/internal/defaults"
 	"github.com/duckicelake/duckicelake/internal/pct"
 	"github.com/duckicelake/duckicelake/internal/s3proto"
 	"github.com/duckicelake/duckicelake/sigv4"
@@ -133,8 +134,8 @@ func newUpstream(cfg UpstreamConfig) (*upstream, error) {
 	if chunk < minUpstreamChunkSize {
 		return nil, fmt.Errorf("gateway: upstream chunk size %d is below %d", chunk, minUpstreamChunkSize)
 	}
-	connect := orDuration(cfg.ConnectTimeout, defaultConnectTimeout)
-	response := orDuration(cfg.ResponseTimeout, defaultResponseTimeout)
+	connect := defaults.Positive(cfg.ConnectTimeout, defaultConnectTimeout)
+	response := defaults.Positive(cfg.ResponseTimeout, defaultResponseTimeout)
 	maxConns := cfg.MaxConns
 	if maxConns <= 0 {
 		maxConns = defaultUpstreamMaxConns
@@ -206,13 +207,6 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-func orDuration(d, def time.Duration) time.Duration {
-	if d <= 0 {
-		return def
-	}
-	return d
 }
 
 // signingKey returns the upstream signing key for the day of amzDate

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/duckicelake/duckicelake/governance"
+	"github.com/duckicelake/duckicelake/internal/defaults"
 )
 
 // Config configures a Server. Zero values select the defaults named on each
@@ -55,21 +56,11 @@ const (
 )
 
 func (c *Config) applyDefaults() {
-	if c.TokenTTL <= 0 {
-		c.TokenTTL = DefaultTokenTTL
-	}
-	if c.SessionTTL <= 0 {
-		c.SessionTTL = DefaultSessionTTL
-	}
-	if c.MaxFailuresPerClient <= 0 {
-		c.MaxFailuresPerClient = DefaultMaxFailuresPerClient
-	}
-	if c.MaxFailuresPerIP <= 0 {
-		c.MaxFailuresPerIP = DefaultMaxFailuresPerIP
-	}
-	if c.FailureWindow <= 0 {
-		c.FailureWindow = DefaultFailureWindow
-	}
+	c.TokenTTL = defaults.Positive(c.TokenTTL, DefaultTokenTTL)
+	c.SessionTTL = defaults.Positive(c.SessionTTL, DefaultSessionTTL)
+	c.MaxFailuresPerClient = defaults.Positive(c.MaxFailuresPerClient, DefaultMaxFailuresPerClient)
+	c.MaxFailuresPerIP = defaults.Positive(c.MaxFailuresPerIP, DefaultMaxFailuresPerIP)
+	c.FailureWindow = defaults.Positive(c.FailureWindow, DefaultFailureWindow)
 }
 
 // Deps are what a Server reports to.
