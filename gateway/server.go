@@ -163,10 +163,9 @@ type Server struct {
 	ridBase uint64
 	ridSeq  atomic.Uint64
 
-	conns            *httplimit.Limiter
-	refuser          httplimit.Refuser
-	refusalLogged    atomic.Int64 // unix nanoseconds of the last refusal logged
-	refusalsUnlogged atomic.Int64
+	conns      *httplimit.Limiter
+	refuser    httplimit.Refuser
+	refusalLog httplimit.LogRate
 
 	ready readiness
 

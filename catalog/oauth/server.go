@@ -3,13 +3,13 @@ package oauth
 import (
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/internal/defaults"
+	"github.com/duckicelake/duckicelake/internal/httplimit"
 )
 
 // Config configures a Server. Zero values select the defaults named on each
@@ -86,11 +86,9 @@ type Server struct {
 	perClient *failureLimiter
 	perIP     *failureLimiter
 
-	// limitedLogged is when a rate-limited refusal was last logged (unix
-	// nanoseconds), limitedUnlogged how many were not since: a flood of
-	// attempts is not also a flood of log lines.
-	limitedLogged   atomic.Int64
-	limitedUnlogged atomic.Int64
+	// limitedLog keeps a flood of rate-limited attempts from also being a
+	// flood of log lines.
+	limitedLog httplimit.LogRate
 }
 
 // New checks cfg and builds the Server.

@@ -2,6 +2,8 @@
 // duration left zero (or set negative, which means nothing sensible)
 // takes the package's default. One helper instead of an if-block per
 // field in every Config's applyDefaults.
+//
+// defaults imports nothing; the packages with a Config import it.
 package defaults
 
 // Positive is v, or def when v is not positive.
