@@ -51,3 +51,13 @@ func (s *Server) lookupSchema(ctx context.Context, tx pgx.Tx, name string) (sc s
 	}
 	return sc, true, nil
 }
+
+// liveSchema is live schema name within tx, or missing when it does not
+// exist (no such namespace, or no such table in it).
+func (s *Server) liveSchema(ctx context.Context, tx pgx.Tx, name string, missing error) (schemaAt, error) {
+	sc, found, err := s.lookupSchema(ctx, tx, name)
+	if err == nil && !found {
+		err = missing
+	}
+	return sc, err
+}

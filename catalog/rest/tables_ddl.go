@@ -49,12 +49,9 @@ func (s *Server) dropTable(r *request) error {
 	var target objstore.Location
 	var droppedID int64
 	snap, err := s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
-		sc, exists, err := s.lookupSchema(ctx, tx, r.ns)
+		sc, err := s.liveSchema(ctx, tx, r.ns, noSuchTable(r.ns, r.table))
 		if err != nil {
 			return change{}, err
-		}
-		if !exists {
-			return change{}, noSuchTable(r.ns, r.table)
 		}
 		t, exists, err := s.lookupTable(ctx, tx, sc, r.table)
 		if err != nil {
@@ -230,12 +227,9 @@ func (s *Server) renameTable(r *request) error {
 		return err
 	}
 	snap, err := s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
-		sc, exists, err := s.lookupSchema(ctx, tx, srcNS)
+		sc, err := s.liveSchema(ctx, tx, srcNS, noSuchTable(srcNS, src))
 		if err != nil {
 			return change{}, err
-		}
-		if !exists {
-			return change{}, noSuchTable(srcNS, src)
 		}
 		t, exists, err := s.lookupTable(ctx, tx, sc, src)
 		if err != nil {

@@ -361,12 +361,9 @@ func (s *Server) createView(r *request) error {
 	)
 	fileID := newUUID() // one name however often the commit is retried
 	_, err := s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
-		sc, exists, err := s.lookupSchema(ctx, tx, r.ns)
+		sc, err := s.liveSchema(ctx, tx, r.ns, noSuchNamespace(r.ns))
 		if err != nil {
 			return change{}, err
-		}
-		if !exists {
-			return change{}, noSuchNamespace(r.ns)
 		}
 		if err := s.nameClash(ctx, tx, sc.ID, r.ns, req.Name, kindView); err != nil {
 			return change{}, err
@@ -575,12 +572,9 @@ func (s *Server) renameView(r *request) error {
 		if !found {
 			return change{}, noSuchView(srcNS, src)
 		}
-		dsc, exists, err := s.lookupSchema(ctx, tx, dstNS)
+		dsc, err := s.liveSchema(ctx, tx, dstNS, noSuchNamespace(dstNS))
 		if err != nil {
 			return change{}, err
-		}
-		if !exists {
-			return change{}, noSuchNamespace(dstNS)
 		}
 		if err := s.renameClash(ctx, tx, dsc.ID, srcNS+"."+src, dstNS, dst); err != nil {
 			return change{}, err
