@@ -234,6 +234,26 @@ func viewSidecar(loc string, md *views.Metadata, files int, sql string) (ducklak
 	return ducklake.ViewMetadata{Location: loc, Document: doc, Files: files, SQL: sql}, nil
 }
 
+// writeViewVersion commits md as the view's files-th metadata file, named
+// by fileID in its namespace location nsPath: row writes the ducklake_view
+// rows with md's sidecar (for the ducklake_view SQL sql), then the file
+// itself is written (writeViewFile). It returns the file's location.
+func (s *Server) writeViewVersion(ctx context.Context, nsPath string, md *views.Metadata, files int, fileID, sql string,
+	row func(side ducklake.ViewMetadata) error) (string, error) {
+	loc := metadataLocation(md, files, fileID)
+	side, err := viewSidecar(loc, md, files, sql)
+	if err != nil {
+		return "", err
+	}
+	if err := row(side); err != nil {
+		return "", err
+	}
+	if err := s.writeViewFile(ctx, nsPath, loc, md); err != nil {
+		return "", err
+	}
+	return loc, nil
+}
+
 // newUUID returns a random (version 4) UUID.
 func newUUID() string {
 	var b [16]byte
@@ -378,19 +398,12 @@ func (s *Server) createView(r *request) error {
 			return change{}, viewBadRequest(err)
 		}
 		def := duckLakeDef(md)
-		loc = metadataLocation(md, 1, fileID)
-		side, err := viewSidecar(loc, md, 1, def.SQL)
-		if err != nil {
-			return change{}, err
-		}
-		_, ed, err := s.cat.CreateView(ctx, tx, cur, next, ducklake.NewView{Schema: sc, Name: req.Name, UUID: uuid, ViewDef: def, Metadata: side})
-		if err != nil {
-			return change{}, err
-		}
-		if err := s.writeViewFile(ctx, sc.Path, loc, md); err != nil {
-			return change{}, err
-		}
-		return ed, nil
+		var ed change
+		loc, err = s.writeViewVersion(ctx, sc.Path, md, 1, fileID, def.SQL, func(side ducklake.ViewMetadata) (err error) {
+			_, ed, err = s.cat.CreateView(ctx, tx, cur, next, ducklake.NewView{Schema: sc, Name: req.Name, UUID: uuid, ViewDef: def, Metadata: side})
+			return err
+		})
+		return ed, err
 	})
 	if err != nil {
 		return err
@@ -513,20 +526,12 @@ func (s *Server) replaceView(r *request, name string) error {
 			def = duckLakeDef(md)
 		}
 		def.Comment = viewComment(md)
-		files := v.files() + 1
-		loc = metadataLocation(md, files, fileID)
-		side, err := viewSidecar(loc, md, files, def.SQL)
-		if err != nil {
-			return change{}, err
-		}
-		ed, err := s.cat.ReplaceView(ctx, tx, next, v.View, name, def, side)
-		if err != nil {
-			return change{}, err
-		}
-		if err := s.writeViewFile(ctx, v.SchemaPath, loc, md); err != nil {
-			return change{}, err
-		}
-		return ed, nil
+		var ed change
+		loc, err = s.writeViewVersion(ctx, v.SchemaPath, md, v.files()+1, fileID, def.SQL, func(side ducklake.ViewMetadata) (err error) {
+			ed, err = s.cat.ReplaceView(ctx, tx, next, v.View, name, def, side)
+			return err
+		})
+		return ed, err
 	})
 	if err != nil {
 		return err
