@@ -102,17 +102,17 @@ type liveView struct {
 	Location string // where a view without metadata is said to live
 }
 
-// lookupView finds live view ns.name; found is false when it (or its
+// lookupView finds live view ns.name; noSuchView when it (or its
 // namespace) does not exist.
-func (s *Server) lookupView(ctx context.Context, q ducklake.Querier, ns, name string) (v liveView, found bool, err error) {
+func (s *Server) lookupView(ctx context.Context, q ducklake.Querier, ns, name string) (liveView, error) {
 	dv, err := s.cat.LiveView(ctx, q, ns, name)
 	switch {
 	case errors.Is(err, ducklake.ErrNotFound):
-		return v, false, nil
+		return liveView{}, noSuchView(ns, name)
 	case err != nil:
-		return v, false, err
+		return liveView{}, err
 	}
-	return liveView{View: dv, Location: s.resolve(dv.SchemaPath, name, true)}, true, nil
+	return liveView{View: dv, Location: s.resolve(dv.SchemaPath, name, true)}, nil
 }
 
 // files is how many metadata files the view's sidecar says were written.
@@ -318,12 +318,9 @@ func (s *Server) listViews(r *request) error {
 }
 
 func (s *Server) loadView(r *request, name string) error {
-	v, found, err := s.lookupView(r.ctx, s.db, r.ns, name)
+	v, err := s.lookupView(r.ctx, s.db, r.ns, name)
 	if err != nil {
 		return err
-	}
-	if !found {
-		return noSuchView(r.ns, name)
 	}
 	var md *views.Metadata
 	var loc string
@@ -339,12 +336,9 @@ func (s *Server) loadView(r *request, name string) error {
 }
 
 func (s *Server) viewExists(r *request, name string) error {
-	_, found, err := s.lookupView(r.ctx, s.db, r.ns, name)
+	_, err := s.lookupView(r.ctx, s.db, r.ns, name)
 	if err != nil {
 		return err
-	}
-	if !found {
-		return noSuchView(r.ns, name)
 	}
 	r.rc.SetStatusCode(fasthttp.StatusNoContent)
 	return nil
@@ -480,12 +474,9 @@ func (s *Server) replaceView(r *request, name string) error {
 		return nil
 	}
 	if len(req.Updates) == 0 {
-		v, found, err := s.lookupView(r.ctx, s.db, r.ns, name)
+		v, err := s.lookupView(r.ctx, s.db, r.ns, name)
 		if err != nil {
 			return err
-		}
-		if !found {
-			return noSuchView(r.ns, name)
 		}
 		md, loc, err := v.metadata(r.ns)
 		if err != nil {
@@ -502,12 +493,9 @@ func (s *Server) replaceView(r *request, name string) error {
 	)
 	fileID := newUUID() // one name however often the commit is retried
 	_, err := s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
-		v, found, err := s.lookupView(ctx, tx, r.ns, name)
+		v, err := s.lookupView(ctx, tx, r.ns, name)
 		if err != nil {
 			return change{}, err
-		}
-		if !found {
-			return change{}, noSuchView(r.ns, name)
 		}
 		base, _, err := v.metadata(r.ns)
 		if err != nil {
@@ -543,12 +531,9 @@ func (s *Server) replaceView(r *request, name string) error {
 // forgets its Iceberg metadata.
 func (s *Server) dropView(r *request, name string) error {
 	_, err := s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
-		v, found, err := s.lookupView(ctx, tx, r.ns, name)
+		v, err := s.lookupView(ctx, tx, r.ns, name)
 		if err != nil {
 			return change{}, err
-		}
-		if !found {
-			return change{}, noSuchView(r.ns, name)
 		}
 		return s.cat.DropView(ctx, tx, next, v.View, name)
 	})
@@ -570,12 +555,9 @@ func (s *Server) renameView(r *request) error {
 		return err
 	}
 	_, err = s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
-		v, found, err := s.lookupView(ctx, tx, srcNS, src)
+		v, err := s.lookupView(ctx, tx, srcNS, src)
 		if err != nil {
 			return change{}, err
-		}
-		if !found {
-			return change{}, noSuchView(srcNS, src)
 		}
 		dsc, err := s.liveSchema(ctx, tx, dstNS, noSuchNamespace(dstNS))
 		if err != nil {
