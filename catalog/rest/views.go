@@ -306,15 +306,7 @@ func (s *Server) listViews(r *request) error {
 		return err
 	}
 	slices.Sort(names)
-	page, next, err := paginate(names, r.rc.QueryArgs())
-	if err != nil {
-		return err
-	}
-	out := listTablesBody{NextPageToken: next, Identifiers: make([]tableIdentifier, len(page))}
-	for i := range page {
-		out.Identifiers[i] = tableIdentifier{Namespace: []string{r.ns}, Name: &page[i]}
-	}
-	return writeJSON(r.rc, out)
+	return writeIdentifiers(r, r.ns, names)
 }
 
 func (s *Server) loadView(r *request, name string) error {
