@@ -250,23 +250,28 @@ type idleTimeoutConn struct {
 }
 
 func (c *idleTimeoutConn) Read(p []byte) (int, error) {
-	if now := time.Now(); c.readDeadline.Sub(now) < c.timeout-c.timeout/8 {
-		c.readDeadline = now.Add(c.timeout)
-		if err := c.Conn.SetReadDeadline(c.readDeadline); err != nil {
-			return 0, err
-		}
+	if err := c.extend(&c.readDeadline, net.Conn.SetReadDeadline); err != nil {
+		return 0, err
 	}
 	return c.Conn.Read(p)
 }
 
 func (c *idleTimeoutConn) Write(p []byte) (int, error) {
-	if now := time.Now(); c.writeDeadline.Sub(now) < c.timeout-c.timeout/8 {
-		c.writeDeadline = now.Add(c.timeout)
-		if err := c.Conn.SetWriteDeadline(c.writeDeadline); err != nil {
-			return 0, err
-		}
+	if err := c.extend(&c.writeDeadline, net.Conn.SetWriteDeadline); err != nil {
+		return 0, err
 	}
 	return c.Conn.Write(p)
+}
+
+// extend moves deadline (the read or the write one, set with set) a
+// timeout from now once an eighth of the timeout has passed since it was
+// last moved.
+func (c *idleTimeoutConn) extend(deadline *time.Time, set func(net.Conn, time.Time) error) error {
+	if now := time.Now(); deadline.Sub(now) < c.timeout-c.timeout/8 {
+		*deadline = now.Add(c.timeout)
+		return set(c.Conn, *deadline)
+	}
+	return nil
 }
 
 // SetReadDeadline, SetWriteDeadline and SetDeadline keep the cached
