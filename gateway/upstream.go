@@ -413,12 +413,8 @@ func (s *Server) setUpstreamTarget(st *reqState, method, query []byte) {
 func appendWithoutCoding(dst, v, drop []byte) []byte {
 	start := len(dst)
 	for len(v) > 0 {
-		item := v
-		if i := bytes.IndexByte(v, ','); i >= 0 {
-			item, v = v[:i], v[i+1:]
-		} else {
-			v = nil
-		}
+		var item []byte
+		item, v, _ = bytes.Cut(v, []byte{','})
 		item = bytes.TrimSpace(item)
 		if len(item) == 0 || bytes.EqualFold(item, drop) {
 			continue
