@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"net"
-	"time"
 
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
@@ -48,13 +47,11 @@ func (s *Server) refuseConn(c net.Conn, r httplimit.Refusal) {
 // rest at most once a second with the number left out since, so a flood
 // of connections is not also a flood of log lines.
 func (s *Server) logRefusal(c net.Conn, r httplimit.Refusal, rid []byte) {
-	now := time.Now().UnixNano()
-	last := s.refusalLogged.Load()
-	if now-last < int64(time.Second) || !s.refusalLogged.CompareAndSwap(last, now) {
-		s.refusalsUnlogged.Add(1)
+	skipped, ok := s.refusalLog.Due()
+	if !ok {
 		return
 	}
 	s.log.Warn("connection refused", zap.Stringer("reason", r), zap.Stringer("remote", c.RemoteAddr()),
 		zap.Int("max_connections", s.conns.Max()), zap.Int("max_connections_per_ip", s.conns.PerIP()),
-		zap.ByteString("rid", rid), zap.Int64("refused_unlogged", s.refusalsUnlogged.Swap(0)))
+		zap.ByteString("rid", rid), zap.Int64("refused_unlogged", skipped))
 }

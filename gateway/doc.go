@@ -18,6 +18,7 @@
 // included (BenchmarkAudit, the zero-allocation tests).
 //
 // gateway may import sigv4, governance, internal/s3proto, internal/pct,
-// internal/creds, fasthttp, zap and Prometheus; nothing of the catalog
-// imports it, and it imports nothing of the catalog.
+// internal/creds, internal/httplimit, internal/defaults, fasthttp, zap and
+// Prometheus; nothing of the catalog imports it, and it imports nothing of
+// the catalog.
 package gateway

@@ -51,6 +51,11 @@ const (
 
 var upstreamErrNames = [upstreamErrEnd]string{"dial", "timeout", "other"}
 
+// gatewayOpts names a gateway metric: duckicelake_gateway_<name>.
+func gatewayOpts(name, help string) prometheus.Opts {
+	return prometheus.Opts{Namespace: "duckicelake", Subsystem: "gateway", Name: name, Help: help}
+}
+
 // NewMetrics creates the gateway collectors and registers them with reg
 // (nil: a private registry, for tests and tools).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
@@ -58,35 +63,23 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		reg = prometheus.NewRegistry()
 	}
 	m := &Metrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "duckicelake", Subsystem: "gateway", Name: "requests_total",
-			Help: "S3 requests answered, by operation, HTTP status and authorisation decision.",
-		}, []string{"op", "status", "decision"}),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts(gatewayOpts("requests_total",
+			"S3 requests answered, by operation, HTTP status and authorisation decision.")), []string{"op", "status", "decision"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: "duckicelake", Subsystem: "gateway", Name: "request_duration_seconds",
 			Help:    "Time from the request's arrival to the end of its response body, by operation.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
 		}, []string{"op"}),
-		bytesIn: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: "duckicelake", Subsystem: "gateway", Name: "received_bytes_total",
-			Help: "Request body bytes received from clients (wire bytes).",
-		}),
-		bytesOut: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: "duckicelake", Subsystem: "gateway", Name: "sent_bytes_total",
-			Help: "Response body bytes sent to clients.",
-		}),
-		upstreamErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "duckicelake", Subsystem: "gateway", Name: "upstream_errors_total",
-			Help: "Upstream requests that failed without an HTTP response, by kind.",
-		}, []string{"kind"}),
-		openConns: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: "duckicelake", Subsystem: "gateway", Name: "open_connections",
-			Help: "Client connections currently open on the S3 listener.",
-		}),
-		refusedConns: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "duckicelake", Subsystem: "gateway", Name: "refused_connections_total",
-			Help: "Client connections refused at the S3 listener's connection limits, by limit.",
-		}, []string{"reason"}),
+		bytesIn: prometheus.NewCounter(prometheus.CounterOpts(gatewayOpts("received_bytes_total",
+			"Request body bytes received from clients (wire bytes)."))),
+		bytesOut: prometheus.NewCounter(prometheus.CounterOpts(gatewayOpts("sent_bytes_total",
+			"Response body bytes sent to clients."))),
+		upstreamErrors: prometheus.NewCounterVec(prometheus.CounterOpts(gatewayOpts("upstream_errors_total",
+			"Upstream requests that failed without an HTTP response, by kind.")), []string{"kind"}),
+		openConns: prometheus.NewGauge(prometheus.GaugeOpts(gatewayOpts("open_connections",
+			"Client connections currently open on the S3 listener."))),
+		refusedConns: prometheus.NewCounterVec(prometheus.CounterOpts(gatewayOpts("refused_connections_total",
+			"Client connections refused at the S3 listener's connection limits, by limit.")), []string{"reason"}),
 		counters: make(map[requestKey]prometheus.Counter),
 	}
 	for _, c := range []prometheus.Collector{m.requests, m.latency, m.bytesIn, m.bytesOut, m.upstreamErrors, m.openConns, m.refusedConns} {

@@ -253,11 +253,7 @@ func (s *Server) admit(st *reqState) {
 	st.hdr.reset(h, s.cfg.TrustForwarded)
 
 	uri := h.RequestURI()
-	if i := bytes.IndexByte(uri, '?'); i >= 0 {
-		st.path, st.query = uri[:i], uri[i+1:]
-	} else {
-		st.path, st.query = uri, nil
-	}
+	st.path, st.query, _ = bytes.Cut(uri, []byte{'?'})
 	if h.ContentLength() == -1 && hasRawHeader(h.RawHeaders(), "content-length") {
 		// Request smuggling: the two framings can disagree between us and
 		// any other hop.
@@ -359,12 +355,8 @@ func (s *Server) respondError(st *reqState) {
 // name (lower-case).
 func hasRawHeader(raw []byte, name string) bool {
 	for len(raw) > 0 {
-		line := raw
-		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
-			line, raw = raw[:i], raw[i+1:]
-		} else {
-			raw = nil
-		}
+		var line []byte
+		line, raw, _ = bytes.Cut(raw, []byte{'\n'})
 		if len(line) > len(name) && line[len(name)] == ':' && equalFoldASCII(line[:len(name)], name) {
 			return true
 		}

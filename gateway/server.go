@@ -17,6 +17,7 @@ import (
 
 	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/internal/creds"
+	"github.com/duckicelake/duckicelake/internal/defaults"
 	"github.com/duckicelake/duckicelake/internal/httplimit"
 	"github.com/duckicelake/duckicelake/internal/s3proto"
 	"github.com/duckicelake/duckicelake/sigv4"
@@ -98,28 +99,18 @@ func (c *Config) applyDefaults() {
 	if c.Region == "" {
 		c.Region = "us-east-1"
 	}
-	c.HeaderReadTimeout = orDuration(c.HeaderReadTimeout, DefaultHeaderReadTimeout)
-	c.IdleTimeout = orDuration(c.IdleTimeout, DefaultIdleTimeout)
-	c.BodyReadTimeout = orDuration(c.BodyReadTimeout, DefaultBodyReadTimeout)
-	c.WriteTimeout = orDuration(c.WriteTimeout, DefaultWriteTimeout)
-	c.ReadyTimeout = orDuration(c.ReadyTimeout, DefaultReadyTimeout)
-	c.AuthorizeTimeout = orDuration(c.AuthorizeTimeout, DefaultAuthorizeTimeout)
-	c.ReadyCacheTTL = orDuration(c.ReadyCacheTTL, DefaultReadyCacheTTL)
-	if c.MaxHeaderBytes <= 0 {
-		c.MaxHeaderBytes = DefaultMaxHeaderBytes
-	}
-	if c.MaxConns <= 0 {
-		c.MaxConns = DefaultMaxConns
-	}
-	if c.MaxConnsPerIP <= 0 {
-		c.MaxConnsPerIP = DefaultMaxConnsPerIP
-	}
-	if c.MaxChunkSize <= 0 {
-		c.MaxChunkSize = DefaultMaxChunkSize
-	}
-	if c.MaxXMLBody <= 0 {
-		c.MaxXMLBody = DefaultMaxXMLBody
-	}
+	c.HeaderReadTimeout = defaults.Positive(c.HeaderReadTimeout, DefaultHeaderReadTimeout)
+	c.IdleTimeout = defaults.Positive(c.IdleTimeout, DefaultIdleTimeout)
+	c.BodyReadTimeout = defaults.Positive(c.BodyReadTimeout, DefaultBodyReadTimeout)
+	c.WriteTimeout = defaults.Positive(c.WriteTimeout, DefaultWriteTimeout)
+	c.ReadyTimeout = defaults.Positive(c.ReadyTimeout, DefaultReadyTimeout)
+	c.AuthorizeTimeout = defaults.Positive(c.AuthorizeTimeout, DefaultAuthorizeTimeout)
+	c.ReadyCacheTTL = defaults.Positive(c.ReadyCacheTTL, DefaultReadyCacheTTL)
+	c.MaxHeaderBytes = defaults.Positive(c.MaxHeaderBytes, DefaultMaxHeaderBytes)
+	c.MaxConns = defaults.Positive(c.MaxConns, DefaultMaxConns)
+	c.MaxConnsPerIP = defaults.Positive(c.MaxConnsPerIP, DefaultMaxConnsPerIP)
+	c.MaxChunkSize = defaults.Positive(c.MaxChunkSize, DefaultMaxChunkSize)
+	c.MaxXMLBody = defaults.Positive(c.MaxXMLBody, DefaultMaxXMLBody)
 }
 
 // Deps are the shared parts a Server works with.
@@ -172,10 +163,9 @@ type Server struct {
 	ridBase uint64
 	ridSeq  atomic.Uint64
 
-	conns            *httplimit.Limiter
-	refuser          httplimit.Refuser
-	refusalLogged    atomic.Int64 // unix nanoseconds of the last refusal logged
-	refusalsUnlogged atomic.Int64
+	conns      *httplimit.Limiter
+	refuser    httplimit.Refuser
+	refusalLog httplimit.LogRate
 
 	ready readiness
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/internal/creds"
+	"github.com/duckicelake/duckicelake/internal/defaults"
 	"github.com/duckicelake/duckicelake/internal/pct"
 	"github.com/duckicelake/duckicelake/internal/s3proto"
 	"github.com/duckicelake/duckicelake/sigv4"
@@ -133,8 +134,8 @@ func newUpstream(cfg UpstreamConfig) (*upstream, error) {
 	if chunk < minUpstreamChunkSize {
 		return nil, fmt.Errorf("gateway: upstream chunk size %d is below %d", chunk, minUpstreamChunkSize)
 	}
-	connect := orDuration(cfg.ConnectTimeout, defaultConnectTimeout)
-	response := orDuration(cfg.ResponseTimeout, defaultResponseTimeout)
+	connect := defaults.Positive(cfg.ConnectTimeout, defaultConnectTimeout)
+	response := defaults.Positive(cfg.ResponseTimeout, defaultResponseTimeout)
 	maxConns := cfg.MaxConns
 	if maxConns <= 0 {
 		maxConns = defaultUpstreamMaxConns
@@ -208,13 +209,6 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-func orDuration(d, def time.Duration) time.Duration {
-	if d <= 0 {
-		return def
-	}
-	return d
-}
-
 // signingKey returns the upstream signing key for the day of amzDate
 // (yyyymmddThhmmssZ), derived once per day.
 func (u *upstream) signingKey(amzDate []byte) *[32]byte {
@@ -256,23 +250,28 @@ type idleTimeoutConn struct {
 }
 
 func (c *idleTimeoutConn) Read(p []byte) (int, error) {
-	if now := time.Now(); c.readDeadline.Sub(now) < c.timeout-c.timeout/8 {
-		c.readDeadline = now.Add(c.timeout)
-		if err := c.Conn.SetReadDeadline(c.readDeadline); err != nil {
-			return 0, err
-		}
+	if err := c.extend(&c.readDeadline, net.Conn.SetReadDeadline); err != nil {
+		return 0, err
 	}
 	return c.Conn.Read(p)
 }
 
 func (c *idleTimeoutConn) Write(p []byte) (int, error) {
-	if now := time.Now(); c.writeDeadline.Sub(now) < c.timeout-c.timeout/8 {
-		c.writeDeadline = now.Add(c.timeout)
-		if err := c.Conn.SetWriteDeadline(c.writeDeadline); err != nil {
-			return 0, err
-		}
+	if err := c.extend(&c.writeDeadline, net.Conn.SetWriteDeadline); err != nil {
+		return 0, err
 	}
 	return c.Conn.Write(p)
+}
+
+// extend moves deadline (the read or the write one, set with set) a
+// timeout from now once an eighth of the timeout has passed since it was
+// last moved.
+func (c *idleTimeoutConn) extend(deadline *time.Time, set func(net.Conn, time.Time) error) error {
+	if now := time.Now(); deadline.Sub(now) < c.timeout-c.timeout/8 {
+		*deadline = now.Add(c.timeout)
+		return set(c.Conn, *deadline)
+	}
+	return nil
 }
 
 // SetReadDeadline, SetWriteDeadline and SetDeadline keep the cached
@@ -414,12 +413,8 @@ func (s *Server) setUpstreamTarget(st *reqState, method, query []byte) {
 func appendWithoutCoding(dst, v, drop []byte) []byte {
 	start := len(dst)
 	for len(v) > 0 {
-		item := v
-		if i := bytes.IndexByte(v, ','); i >= 0 {
-			item, v = v[:i], v[i+1:]
-		} else {
-			v = nil
-		}
+		var item []byte
+		item, v, _ = bytes.Cut(v, []byte{','})
 		item = bytes.TrimSpace(item)
 		if len(item) == 0 || bytes.EqualFold(item, drop) {
 			continue

@@ -142,8 +142,14 @@ type SyncSink interface {
 // RecordSync records ev in s durably when s can (SyncSink), else as
 // Record does; a failure means ev may not be on the trail.
 func RecordSync(ctx context.Context, s Sink, ev *Event) error {
-	if ss, ok := s.(SyncSink); ok {
-		return ss.RecordSync(ctx, ev)
+	return recordAs(ctx, s, ev, SyncSink.RecordSync)
+}
+
+// recordAs records ev in s with record when s is an S, else as Record
+// does.
+func recordAs[S Sink](ctx context.Context, s Sink, ev *Event, record func(S, context.Context, *Event) error) error {
+	if ss, ok := s.(S); ok {
+		return record(ss, ctx, ev)
 	}
 	s.Record(ev)
 	return nil
@@ -181,11 +187,7 @@ type CheckedSink interface {
 // RecordChecked records ev in s, checked when s can (CheckedSink), else as
 // Record does; a failure means ev may never reach the trail.
 func RecordChecked(ctx context.Context, s Sink, ev *Event) error {
-	if cs, ok := s.(CheckedSink); ok {
-		return cs.RecordChecked(ctx, ev)
-	}
-	s.Record(ev)
-	return nil
+	return recordAs(ctx, s, ev, CheckedSink.RecordChecked)
 }
 
 // RecordChecked records ev in each sink, checked in those that can; the

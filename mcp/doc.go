@@ -19,6 +19,6 @@
 // rows, bytes and time are bounded.
 //
 // mcp may import governance, governance/sqlcheck, governance/sqltext,
-// internal/duckenv, the go-sdk and duckdb-go; not the catalog or gateway
+// internal/duckenv, internal/defaults, the go-sdk and duckdb-go; not the catalog or gateway
 // packages (it reaches them over HTTP).
 package mcp

@@ -11,6 +11,7 @@ import (
 
 	"github.com/duckicelake/duckicelake/governance/sqlcheck"
 	"github.com/duckicelake/duckicelake/governance/sqltext"
+	"github.com/duckicelake/duckicelake/internal/defaults"
 	"github.com/duckicelake/duckicelake/internal/duckenv"
 )
 
@@ -30,21 +31,13 @@ type Limits struct {
 }
 
 func (l *Limits) applyDefaults() {
-	if l.MaxRows <= 0 {
-		l.MaxRows = 1000
-	}
-	if l.MaxBytes <= 0 {
-		l.MaxBytes = 1 << 20
-	}
-	if l.Timeout <= 0 {
-		l.Timeout = 30 * time.Second
-	}
+	l.MaxRows = defaults.Positive(l.MaxRows, 1000)
+	l.MaxBytes = defaults.Positive(l.MaxBytes, 1<<20)
+	l.Timeout = defaults.Positive(l.Timeout, 30*time.Second)
 	if l.MemoryLimit == "" {
 		l.MemoryLimit = "1GB"
 	}
-	if l.Threads <= 0 {
-		l.Threads = 2
-	}
+	l.Threads = defaults.Positive(l.Threads, 2)
 }
 
 // Column is a result column.

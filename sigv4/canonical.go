@@ -76,11 +76,7 @@ func appendNormalizedURI(dst, raw []byte) []byte {
 	rest := raw
 	for len(rest) > 0 {
 		var seg []byte
-		if i := bytes.IndexByte(rest, '/'); i >= 0 {
-			seg, rest = rest[:i], rest[i+1:]
-		} else {
-			seg, rest = rest, nil
-		}
+		seg, rest, _ = bytes.Cut(rest, []byte{'/'})
 		switch {
 		case len(seg) == 0 || len(seg) == 1 && seg[0] == '.':
 		case len(seg) == 2 && seg[0] == '.' && seg[1] == '.':

@@ -277,12 +277,8 @@ func validSignedHeaders(v []byte) bool {
 // header name.
 func signedHeadersContain(list []byte, name string) bool {
 	for rest := list; len(rest) > 0; {
-		n := rest
-		if i := bytes.IndexByte(rest, ';'); i >= 0 {
-			n, rest = rest[:i], rest[i+1:]
-		} else {
-			rest = nil
-		}
+		var n []byte
+		n, rest, _ = bytes.Cut(rest, []byte{';'})
 		if string(n) == name {
 			return true
 		}

@@ -222,15 +222,13 @@ func (s *Server) limited(ctx *fasthttp.RequestCtx, ev *governance.Event, wait ti
 	const reason = "too many failed authentications"
 	ev.Decision, ev.Status, ev.Error, ev.Reason = governance.OutcomeDeny, fasthttp.StatusTooManyRequests, "slow_down", reason
 	s.audit.Record(ev)
-	now := time.Now().UnixNano()
-	last := s.limitedLogged.Load()
-	if now-last < int64(time.Second) || !s.limitedLogged.CompareAndSwap(last, now) {
-		s.limitedUnlogged.Add(1)
+	skipped, ok := s.limitedLog.Due()
+	if !ok {
 		return
 	}
 	s.log.Warn("oauth: token request refused", zap.String("client_id", ev.Principal), zap.ByteString("remote", ev.Remote),
 		zap.Int("status", fasthttp.StatusTooManyRequests), zap.String("reason", reason),
-		zap.Int64("retry_after_s", secs), zap.Int64("limited_unlogged", s.limitedUnlogged.Swap(0)))
+		zap.Int64("retry_after_s", secs), zap.Int64("limited_unlogged", skipped))
 }
 
 // WriteError answers an OAuth2 error (RFC 6749 §5.2).

@@ -3,12 +3,13 @@ package oauth
 import (
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/duckicelake/duckicelake/governance"
+	"github.com/duckicelake/duckicelake/internal/defaults"
+	"github.com/duckicelake/duckicelake/internal/httplimit"
 )
 
 // Config configures a Server. Zero values select the defaults named on each
@@ -55,21 +56,11 @@ const (
 )
 
 func (c *Config) applyDefaults() {
-	if c.TokenTTL <= 0 {
-		c.TokenTTL = DefaultTokenTTL
-	}
-	if c.SessionTTL <= 0 {
-		c.SessionTTL = DefaultSessionTTL
-	}
-	if c.MaxFailuresPerClient <= 0 {
-		c.MaxFailuresPerClient = DefaultMaxFailuresPerClient
-	}
-	if c.MaxFailuresPerIP <= 0 {
-		c.MaxFailuresPerIP = DefaultMaxFailuresPerIP
-	}
-	if c.FailureWindow <= 0 {
-		c.FailureWindow = DefaultFailureWindow
-	}
+	c.TokenTTL = defaults.Positive(c.TokenTTL, DefaultTokenTTL)
+	c.SessionTTL = defaults.Positive(c.SessionTTL, DefaultSessionTTL)
+	c.MaxFailuresPerClient = defaults.Positive(c.MaxFailuresPerClient, DefaultMaxFailuresPerClient)
+	c.MaxFailuresPerIP = defaults.Positive(c.MaxFailuresPerIP, DefaultMaxFailuresPerIP)
+	c.FailureWindow = defaults.Positive(c.FailureWindow, DefaultFailureWindow)
 }
 
 // Deps are what a Server reports to.
@@ -95,11 +86,9 @@ type Server struct {
 	perClient *failureLimiter
 	perIP     *failureLimiter
 
-	// limitedLogged is when a rate-limited refusal was last logged (unix
-	// nanoseconds), limitedUnlogged how many were not since: a flood of
-	// attempts is not also a flood of log lines.
-	limitedLogged   atomic.Int64
-	limitedUnlogged atomic.Int64
+	// limitedLog keeps a flood of rate-limited attempts from also being a
+	// flood of log lines.
+	limitedLog httplimit.LogRate
 }
 
 // New checks cfg and builds the Server.

@@ -131,12 +131,9 @@ func (s *Server) checkTables(ctx context.Context, changes []tableChange) (int64,
 // commitTarget looks up a change's table at the head, with its metadata as
 // the catalog serves it there.
 func (s *Server) commitTarget(ctx context.Context, tx pgx.Tx, reader *ducklake.Reader, head int64, c tableChange) (commit.Target, error) {
-	sc, exists, err := s.lookupSchema(ctx, tx, c.ns)
+	sc, err := s.liveSchema(ctx, tx, c.ns, noSuchTable(c.ns, c.name))
 	if err != nil {
 		return commit.Target{}, err
-	}
-	if !exists {
-		return commit.Target{}, noSuchTable(c.ns, c.name)
 	}
 	target := commit.Target{Name: c.name, Manifests: c.manifests,
 		Namespace: commit.Namespace{ID: sc.ID, Name: c.ns, Path: sc.Path}}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/duckicelake/duckicelake/catalog/oauth"
+	"github.com/duckicelake/duckicelake/internal/defaults"
 )
 
 // Config configures a Server. Zero values select the defaults named on each
@@ -87,27 +88,15 @@ func (c *Config) applyDefaults() {
 	if c.Name == "" {
 		c.Name = DefaultName
 	}
-	if c.TokenTTL <= 0 {
-		c.TokenTTL = DefaultTokenTTL
-	}
+	c.TokenTTL = defaults.Positive(c.TokenTTL, DefaultTokenTTL)
 	if c.Region == "" {
 		c.Region = DefaultRegion
 	}
-	if c.SnapshotTTL <= 0 {
-		c.SnapshotTTL = DefaultSnapshotTTL
-	}
-	if c.CacheEntries <= 0 {
-		c.CacheEntries = DefaultCacheEntries
-	}
-	if c.MaxBodyBytes <= 0 {
-		c.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if c.PurgeTimeout <= 0 {
-		c.PurgeTimeout = DefaultPurgeTimeout
-	}
-	if c.RequestTimeout <= 0 {
-		c.RequestTimeout = DefaultRequestTimeout
-	}
+	c.SnapshotTTL = defaults.Positive(c.SnapshotTTL, DefaultSnapshotTTL)
+	c.CacheEntries = defaults.Positive(c.CacheEntries, DefaultCacheEntries)
+	c.MaxBodyBytes = defaults.Positive(c.MaxBodyBytes, DefaultMaxBodyBytes)
+	c.PurgeTimeout = defaults.Positive(c.PurgeTimeout, DefaultPurgeTimeout)
+	c.RequestTimeout = defaults.Positive(c.RequestTimeout, DefaultRequestTimeout)
 	c.GatewayURL = strings.TrimSuffix(c.GatewayURL, "/")
 }
 

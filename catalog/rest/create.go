@@ -36,12 +36,9 @@ func (s *Server) createTable(r *request) error {
 		return s.stageTable(r, &req)
 	}
 	_, err := s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
-		sc, exists, err := s.lookupSchema(ctx, tx, r.ns)
+		sc, err := s.liveSchema(ctx, tx, r.ns, noSuchNamespace(r.ns))
 		if err != nil {
 			return change{}, err
-		}
-		if !exists {
-			return change{}, noSuchNamespace(r.ns)
 		}
 		snap := &commit.Snapshot{ID: next, Head: cur.ID, SchemaVersion: cur.SchemaVersion,
 			NextCatalogID: cur.NextCatalogID, NextFileID: cur.NextFileID}

@@ -39,15 +39,12 @@ func (s *Server) commitDDL(ctx context.Context, author string, do func(ctx conte
 // quoteName writes a name as DuckDB does in ducklake_snapshot_changes.
 func quoteName(name string) string { return ducklake.QuoteName(name) }
 
-// lookupSchema finds live schema name within tx; found is false when it does
-// not exist.
-func (s *Server) lookupSchema(ctx context.Context, tx pgx.Tx, name string) (sc schemaAt, found bool, err error) {
-	sc, err = s.cat.LiveSchema(ctx, tx, name)
-	switch {
-	case errors.Is(err, ducklake.ErrNotFound):
-		return sc, false, nil
-	case err != nil:
-		return sc, false, err
+// liveSchema is live schema name within tx, or missing when it does not
+// exist (no such namespace, or no such table in it).
+func (s *Server) liveSchema(ctx context.Context, tx pgx.Tx, name string, missing error) (schemaAt, error) {
+	sc, err := s.cat.LiveSchema(ctx, tx, name)
+	if errors.Is(err, ducklake.ErrNotFound) {
+		err = missing
 	}
-	return sc, true, nil
+	return sc, err
 }

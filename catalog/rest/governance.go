@@ -87,6 +87,7 @@ func (s *Server) author(r *request) admin.Author {
 // with it. One row per kind drives both the routes (routes.go) and the
 // handlers, so a kind's authoring, deleting and reading are stated once.
 type governanceKind struct {
+	// kind is the path segment and the key a listing is answered under.
 	kind string
 	// names is the path of one object after the kind's ("/{name}",
 	// "/{name}/{name2}"): get and delete by name. "" for an association,
@@ -180,6 +181,8 @@ func (s *Server) governanceDelete(r *request, k *governanceKind) error {
 	return nil
 }
 
+// governanceList answers the kind's objects under the kind's name:
+// {"tags": [...]}, {"role-grants": [...]}.
 func (s *Server) governanceList(r *request, k *governanceKind) error {
 	sn, err := s.gov.Admin.Load(r.ctx)
 	if err != nil {
@@ -189,7 +192,7 @@ func (s *Server) governanceList(r *request, k *governanceKind) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(r.rc, out)
+	return writeJSON(r.rc, map[string]any{k.kind: out})
 }
 
 func (s *Server) governanceGet(r *request, k *governanceKind) error {

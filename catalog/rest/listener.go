@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net"
 	"strconv"
-	"sync/atomic"
-	"time"
 
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
@@ -23,12 +21,8 @@ type Listener struct {
 	Log     *zap.Logger
 	Limiter *httplimit.Limiter
 
-	refuser httplimit.Refuser
-	// logged is when a refused connection was last logged (unix
-	// nanoseconds), unlogged how many were not since: a flood of
-	// connections is not also a flood of log lines.
-	logged   atomic.Int64
-	unlogged atomic.Int64
+	refuser    httplimit.Refuser
+	refusalLog httplimit.LogRate
 }
 
 // ErrorHandler is fasthttp's ErrorHandler: a request the server could not
@@ -64,15 +58,13 @@ func (l *Listener) Refuse(c net.Conn, r httplimit.Refusal) {
 	writeModel(&resp, errorf(fasthttp.StatusServiceUnavailable, TypeServiceUnavailable, "%s", msg))
 	resp.SetConnectionClose()
 	_ = l.refuser.Answer(c, &resp)
-	now := time.Now().UnixNano()
-	last := l.logged.Load()
-	if now-last < int64(time.Second) || !l.logged.CompareAndSwap(last, now) {
-		l.unlogged.Add(1)
+	skipped, ok := l.refusalLog.Due()
+	if !ok {
 		return
 	}
 	l.Log.Warn("catalog: connection refused", zap.Stringer("reason", r), zap.Stringer("remote", c.RemoteAddr()),
 		zap.Int("max_connections", l.Limiter.Max()), zap.Int("max_connections_per_ip", l.Limiter.PerIP()),
-		zap.Int64("refused_unlogged", l.unlogged.Swap(0)))
+		zap.Int64("refused_unlogged", skipped))
 }
 
 // ConnState releases the limiter's count of a connection when it closes;

@@ -73,12 +73,9 @@ func (s *Server) registerTable(r *request) error {
 		return commitError(err)
 	}
 	_, err = s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
-		live, exists, err := s.lookupSchema(ctx, tx, r.ns)
+		live, err := s.liveSchema(ctx, tx, r.ns, noSuchNamespace(r.ns))
 		if err != nil {
 			return change{}, err
-		}
-		if !exists {
-			return change{}, noSuchNamespace(r.ns)
 		}
 		if live.ID != sc.ID {
 			// Dropped and created again since the files were checked
@@ -168,12 +165,9 @@ func (s *Server) registerView(r *request) error {
 		return badRequest("view metadata file %s: view-uuid %q is not a UUID", req.MetadataLocation, md.UUID)
 	}
 	_, err = s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
-		sc, exists, err := s.lookupSchema(ctx, tx, r.ns)
+		sc, err := s.liveSchema(ctx, tx, r.ns, noSuchNamespace(r.ns))
 		if err != nil {
 			return change{}, err
-		}
-		if !exists {
-			return change{}, noSuchNamespace(r.ns)
 		}
 		if err := s.nameClash(ctx, tx, sc.ID, r.ns, req.Name, kindView); err != nil {
 			return change{}, err

@@ -49,13 +49,20 @@ func (s *Server) listTables(r *request) error {
 	if names, err = s.visibleTables(r, sc.Name, names); err != nil {
 		return err
 	}
+	return writeIdentifiers(r, sc.Name, names)
+}
+
+// writeIdentifiers answers a listing of tables or views: the page of
+// names the request asks for, as identifiers in namespace ns. names must
+// be sorted (paginate's tokens are names).
+func writeIdentifiers(r *request, ns string, names []string) error {
 	page, next, err := paginate(names, r.rc.QueryArgs())
 	if err != nil {
 		return err
 	}
 	out := listTablesBody{NextPageToken: next, Identifiers: make([]tableIdentifier, len(page))}
 	for i := range page {
-		out.Identifiers[i] = tableIdentifier{Namespace: []string{sc.Name}, Name: &page[i]}
+		out.Identifiers[i] = tableIdentifier{Namespace: []string{ns}, Name: &page[i]}
 	}
 	return writeJSON(r.rc, out)
 }

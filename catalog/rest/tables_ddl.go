@@ -15,17 +15,18 @@ import (
 	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
-// lookupTable finds live table name of schema sc within tx; found is false
-// when it does not exist.
-func (s *Server) lookupTable(ctx context.Context, tx pgx.Tx, sc schemaAt, name string) (t ducklake.Table, found bool, err error) {
-	t, err = s.cat.LiveTable(ctx, tx, sc.ID, sc.Path, name)
-	switch {
-	case errors.Is(err, ducklake.ErrNotFound):
-		return t, false, nil
-	case err != nil:
-		return t, false, err
+// lookupTable finds live table ns.name within tx, and its schema;
+// noSuchTable when either does not exist.
+func (s *Server) lookupTable(ctx context.Context, tx pgx.Tx, ns, name string) (schemaAt, ducklake.Table, error) {
+	sc, err := s.liveSchema(ctx, tx, ns, noSuchTable(ns, name))
+	if err != nil {
+		return sc, ducklake.Table{}, err
 	}
-	return t, true, nil
+	t, err := s.cat.LiveTable(ctx, tx, sc.ID, sc.Path, name)
+	if errors.Is(err, ducklake.ErrNotFound) {
+		err = noSuchTable(ns, name)
+	}
+	return sc, t, err
 }
 
 // dropTable ends the table's rows as DuckDB's DROP TABLE does (table,
@@ -49,19 +50,9 @@ func (s *Server) dropTable(r *request) error {
 	var target objstore.Location
 	var droppedID int64
 	snap, err := s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
-		sc, exists, err := s.lookupSchema(ctx, tx, r.ns)
+		_, t, err := s.lookupTable(ctx, tx, r.ns, r.table)
 		if err != nil {
 			return change{}, err
-		}
-		if !exists {
-			return change{}, noSuchTable(r.ns, r.table)
-		}
-		t, exists, err := s.lookupTable(ctx, tx, sc, r.table)
-		if err != nil {
-			return change{}, err
-		}
-		if !exists {
-			return change{}, noSuchTable(r.ns, r.table)
 		}
 		droppedID = t.ID
 		if purge {
@@ -230,26 +221,13 @@ func (s *Server) renameTable(r *request) error {
 		return err
 	}
 	snap, err := s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
-		sc, exists, err := s.lookupSchema(ctx, tx, srcNS)
+		sc, t, err := s.lookupTable(ctx, tx, srcNS, src)
 		if err != nil {
 			return change{}, err
-		}
-		if !exists {
-			return change{}, noSuchTable(srcNS, src)
-		}
-		t, exists, err := s.lookupTable(ctx, tx, sc, src)
-		if err != nil {
-			return change{}, err
-		}
-		if !exists {
-			return change{}, noSuchTable(srcNS, src)
 		}
 		if srcNS != dstNS {
-			switch _, exists, err := s.lookupSchema(ctx, tx, dstNS); {
-			case err != nil:
+			if _, err := s.liveSchema(ctx, tx, dstNS, noSuchNamespace(dstNS)); err != nil {
 				return change{}, err
-			case !exists:
-				return change{}, noSuchNamespace(dstNS)
 			}
 			return change{}, unsupported("moving a table to another namespace is not supported: a DuckLake table's files live under its schema's path")
 		}

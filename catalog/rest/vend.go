@@ -26,11 +26,7 @@ func wantsVending(ctx *fasthttp.RequestCtx) bool {
 	h := ctx.Request.Header.Peek("X-Iceberg-Access-Delegation")
 	for len(h) > 0 {
 		var item []byte
-		if i := bytes.IndexByte(h, ','); i >= 0 {
-			item, h = h[:i], h[i+1:]
-		} else {
-			item, h = h, nil
-		}
+		item, h, _ = bytes.Cut(h, []byte{','})
 		if string(bytes.TrimSpace(item)) == "vended-credentials" {
 			return true
 		}

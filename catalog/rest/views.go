@@ -102,17 +102,17 @@ type liveView struct {
 	Location string // where a view without metadata is said to live
 }
 
-// lookupView finds live view ns.name; found is false when it (or its
+// lookupView finds live view ns.name; noSuchView when it (or its
 // namespace) does not exist.
-func (s *Server) lookupView(ctx context.Context, q ducklake.Querier, ns, name string) (v liveView, found bool, err error) {
+func (s *Server) lookupView(ctx context.Context, q ducklake.Querier, ns, name string) (liveView, error) {
 	dv, err := s.cat.LiveView(ctx, q, ns, name)
 	switch {
 	case errors.Is(err, ducklake.ErrNotFound):
-		return v, false, nil
+		return liveView{}, noSuchView(ns, name)
 	case err != nil:
-		return v, false, err
+		return liveView{}, err
 	}
-	return liveView{View: dv, Location: s.resolve(dv.SchemaPath, name, true)}, true, nil
+	return liveView{View: dv, Location: s.resolve(dv.SchemaPath, name, true)}, nil
 }
 
 // files is how many metadata files the view's sidecar says were written.
@@ -234,6 +234,26 @@ func viewSidecar(loc string, md *views.Metadata, files int, sql string) (ducklak
 	return ducklake.ViewMetadata{Location: loc, Document: doc, Files: files, SQL: sql}, nil
 }
 
+// writeViewVersion commits md as the view's files-th metadata file, named
+// by fileID in its namespace location nsPath: row writes the ducklake_view
+// rows with md's sidecar (for the ducklake_view SQL sql), then the file
+// itself is written (writeViewFile). It returns the file's location.
+func (s *Server) writeViewVersion(ctx context.Context, nsPath string, md *views.Metadata, files int, fileID, sql string,
+	row func(side ducklake.ViewMetadata) error) (string, error) {
+	loc := metadataLocation(md, files, fileID)
+	side, err := viewSidecar(loc, md, files, sql)
+	if err != nil {
+		return "", err
+	}
+	if err := row(side); err != nil {
+		return "", err
+	}
+	if err := s.writeViewFile(ctx, nsPath, loc, md); err != nil {
+		return "", err
+	}
+	return loc, nil
+}
+
 // newUUID returns a random (version 4) UUID.
 func newUUID() string {
 	var b [16]byte
@@ -286,24 +306,13 @@ func (s *Server) listViews(r *request) error {
 		return err
 	}
 	slices.Sort(names)
-	page, next, err := paginate(names, r.rc.QueryArgs())
-	if err != nil {
-		return err
-	}
-	out := listTablesBody{NextPageToken: next, Identifiers: make([]tableIdentifier, len(page))}
-	for i := range page {
-		out.Identifiers[i] = tableIdentifier{Namespace: []string{r.ns}, Name: &page[i]}
-	}
-	return writeJSON(r.rc, out)
+	return writeIdentifiers(r, r.ns, names)
 }
 
 func (s *Server) loadView(r *request, name string) error {
-	v, found, err := s.lookupView(r.ctx, s.db, r.ns, name)
+	v, err := s.lookupView(r.ctx, s.db, r.ns, name)
 	if err != nil {
 		return err
-	}
-	if !found {
-		return noSuchView(r.ns, name)
 	}
 	var md *views.Metadata
 	var loc string
@@ -319,12 +328,9 @@ func (s *Server) loadView(r *request, name string) error {
 }
 
 func (s *Server) viewExists(r *request, name string) error {
-	_, found, err := s.lookupView(r.ctx, s.db, r.ns, name)
+	_, err := s.lookupView(r.ctx, s.db, r.ns, name)
 	if err != nil {
 		return err
-	}
-	if !found {
-		return noSuchView(r.ns, name)
 	}
 	r.rc.SetStatusCode(fasthttp.StatusNoContent)
 	return nil
@@ -361,12 +367,9 @@ func (s *Server) createView(r *request) error {
 	)
 	fileID := newUUID() // one name however often the commit is retried
 	_, err := s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
-		sc, exists, err := s.lookupSchema(ctx, tx, r.ns)
+		sc, err := s.liveSchema(ctx, tx, r.ns, noSuchNamespace(r.ns))
 		if err != nil {
 			return change{}, err
-		}
-		if !exists {
-			return change{}, noSuchNamespace(r.ns)
 		}
 		if err := s.nameClash(ctx, tx, sc.ID, r.ns, req.Name, kindView); err != nil {
 			return change{}, err
@@ -381,19 +384,12 @@ func (s *Server) createView(r *request) error {
 			return change{}, viewBadRequest(err)
 		}
 		def := duckLakeDef(md)
-		loc = metadataLocation(md, 1, fileID)
-		side, err := viewSidecar(loc, md, 1, def.SQL)
-		if err != nil {
-			return change{}, err
-		}
-		_, ed, err := s.cat.CreateView(ctx, tx, cur, next, ducklake.NewView{Schema: sc, Name: req.Name, UUID: uuid, ViewDef: def, Metadata: side})
-		if err != nil {
-			return change{}, err
-		}
-		if err := s.writeViewFile(ctx, sc.Path, loc, md); err != nil {
-			return change{}, err
-		}
-		return ed, nil
+		var ed change
+		loc, err = s.writeViewVersion(ctx, sc.Path, md, 1, fileID, def.SQL, func(side ducklake.ViewMetadata) (err error) {
+			_, ed, err = s.cat.CreateView(ctx, tx, cur, next, ducklake.NewView{Schema: sc, Name: req.Name, UUID: uuid, ViewDef: def, Metadata: side})
+			return err
+		})
+		return ed, err
 	})
 	if err != nil {
 		return err
@@ -470,12 +466,9 @@ func (s *Server) replaceView(r *request, name string) error {
 		return nil
 	}
 	if len(req.Updates) == 0 {
-		v, found, err := s.lookupView(r.ctx, s.db, r.ns, name)
+		v, err := s.lookupView(r.ctx, s.db, r.ns, name)
 		if err != nil {
 			return err
-		}
-		if !found {
-			return noSuchView(r.ns, name)
 		}
 		md, loc, err := v.metadata(r.ns)
 		if err != nil {
@@ -492,12 +485,9 @@ func (s *Server) replaceView(r *request, name string) error {
 	)
 	fileID := newUUID() // one name however often the commit is retried
 	_, err := s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
-		v, found, err := s.lookupView(ctx, tx, r.ns, name)
+		v, err := s.lookupView(ctx, tx, r.ns, name)
 		if err != nil {
 			return change{}, err
-		}
-		if !found {
-			return change{}, noSuchView(r.ns, name)
 		}
 		base, _, err := v.metadata(r.ns)
 		if err != nil {
@@ -516,20 +506,12 @@ func (s *Server) replaceView(r *request, name string) error {
 			def = duckLakeDef(md)
 		}
 		def.Comment = viewComment(md)
-		files := v.files() + 1
-		loc = metadataLocation(md, files, fileID)
-		side, err := viewSidecar(loc, md, files, def.SQL)
-		if err != nil {
-			return change{}, err
-		}
-		ed, err := s.cat.ReplaceView(ctx, tx, next, v.View, name, def, side)
-		if err != nil {
-			return change{}, err
-		}
-		if err := s.writeViewFile(ctx, v.SchemaPath, loc, md); err != nil {
-			return change{}, err
-		}
-		return ed, nil
+		var ed change
+		loc, err = s.writeViewVersion(ctx, v.SchemaPath, md, v.files()+1, fileID, def.SQL, func(side ducklake.ViewMetadata) (err error) {
+			ed, err = s.cat.ReplaceView(ctx, tx, next, v.View, name, def, side)
+			return err
+		})
+		return ed, err
 	})
 	if err != nil {
 		return err
@@ -541,12 +523,9 @@ func (s *Server) replaceView(r *request, name string) error {
 // forgets its Iceberg metadata.
 func (s *Server) dropView(r *request, name string) error {
 	_, err := s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
-		v, found, err := s.lookupView(ctx, tx, r.ns, name)
+		v, err := s.lookupView(ctx, tx, r.ns, name)
 		if err != nil {
 			return change{}, err
-		}
-		if !found {
-			return change{}, noSuchView(r.ns, name)
 		}
 		return s.cat.DropView(ctx, tx, next, v.View, name)
 	})
@@ -568,19 +547,13 @@ func (s *Server) renameView(r *request) error {
 		return err
 	}
 	_, err = s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
-		v, found, err := s.lookupView(ctx, tx, srcNS, src)
+		v, err := s.lookupView(ctx, tx, srcNS, src)
 		if err != nil {
 			return change{}, err
 		}
-		if !found {
-			return change{}, noSuchView(srcNS, src)
-		}
-		dsc, exists, err := s.lookupSchema(ctx, tx, dstNS)
+		dsc, err := s.liveSchema(ctx, tx, dstNS, noSuchNamespace(dstNS))
 		if err != nil {
 			return change{}, err
-		}
-		if !exists {
-			return change{}, noSuchNamespace(dstNS)
 		}
 		if err := s.renameClash(ctx, tx, dsc.ID, srcNS+"."+src, dstNS, dst); err != nil {
 			return change{}, err

@@ -112,13 +112,18 @@ func (c credsCommand) usageError(fs *flag.FlagSet, format string, args ...any) i
 }
 
 // readToken is the session token arg, or the one read from stdin when arg
-// is "-".
-func (c credsCommand) readToken(arg string) (string, error) {
-	if arg != "-" {
-		return arg, nil
+// is "-", with its claims (unverified) and minting key id.
+func (c credsCommand) readToken(arg string) (token string, claims creds.Claims, keyID string, err error) {
+	token = arg
+	if arg == "-" {
+		b, err := io.ReadAll(io.LimitReader(c.stdin, creds.MaxTokenLen+2))
+		if err != nil {
+			return "", claims, "", err
+		}
+		token = strings.TrimSpace(string(b))
 	}
-	b, err := io.ReadAll(io.LimitReader(c.stdin, creds.MaxTokenLen+2))
-	return strings.TrimSpace(string(b)), err
+	claims, keyID, err = creds.ParseUnverified(token)
+	return token, claims, keyID, err
 }
 
 func (c credsCommand) fail(name string, err error) int {
@@ -344,11 +349,7 @@ func (c credsCommand) inspect(args []string) int {
 	case *format != "text" && *format != "json":
 		return c.usageError(fs, "-format must be text or json, got %q", *format)
 	}
-	token, err := c.readToken(fs.Arg(0))
-	if err != nil {
-		return c.fail("inspect", err)
-	}
-	claims, keyID, err := creds.ParseUnverified(token)
+	token, claims, keyID, err := c.readToken(fs.Arg(0))
 	if err != nil {
 		return c.fail("inspect", err)
 	}
@@ -503,11 +504,7 @@ func (c credsCommand) revoke(args []string) int {
 	id, until, how := *vendID, time.Time{}, ""
 	switch {
 	case id == "":
-		token, err := c.readToken(fs.Arg(0))
-		if err != nil {
-			return c.fail("revoke", err)
-		}
-		claims, _, err := creds.ParseUnverified(token)
+		_, claims, _, err := c.readToken(fs.Arg(0))
 		if err != nil {
 			return c.fail("revoke", err)
 		}

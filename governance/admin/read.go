@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"cmp"
 	"context"
 	"slices"
 
@@ -10,46 +11,6 @@ import (
 
 // The listings name objects by their current names; a row naming an
 // object dropped since (not yet purged) is left out.
-
-// TagList is GET …/governance/tags.
-type TagList struct {
-	Tags []Tag `json:"tags"`
-}
-
-// ObjectTagList is GET …/governance/object-tags.
-type ObjectTagList struct {
-	ObjectTags []ObjectTag `json:"object-tags"`
-}
-
-// MaskingPolicyList is GET …/governance/masking-policies.
-type MaskingPolicyList struct {
-	MaskingPolicies []MaskingPolicy `json:"masking-policies"`
-}
-
-// RowAccessPolicyList is GET …/governance/row-access-policies.
-type RowAccessPolicyList struct {
-	RowAccessPolicies []RowAccessPolicy `json:"row-access-policies"`
-}
-
-// AttachmentList is GET …/governance/policy-attachments.
-type AttachmentList struct {
-	PolicyAttachments []Attachment `json:"policy-attachments"`
-}
-
-// RoleList is GET …/governance/roles.
-type RoleList struct {
-	Roles []Role `json:"roles"`
-}
-
-// RoleGrantList is GET …/governance/role-grants.
-type RoleGrantList struct {
-	RoleGrants []RoleGrant `json:"role-grants"`
-}
-
-// ObjectGrantList is GET …/governance/object-grants.
-type ObjectGrantList struct {
-	ObjectGrants []ObjectGrant `json:"object-grants"`
-}
 
 // Snapshot is the whole configuration with current names.
 type Snapshot struct {
@@ -80,50 +41,63 @@ func rowOut(p model.RowPolicy) RowAccessPolicy {
 	return RowAccessPolicy{Name: p.Name, Body: p.Body, Columns: p.Columns, UnmaskedRoles: nonNil(p.UnmaskedRoles), Comment: p.Comment}
 }
 
-// Tags lists the tags.
-func (sn *Snapshot) Tags() TagList {
-	out := TagList{Tags: []Tag{}}
-	for _, t := range sn.st.Tags {
-		out.Tags = append(out.Tags, Tag{Namespace: t.Namespace, Name: t.Name, Comment: t.Comment})
+// each is f of every row, an empty list (not null) when there are none.
+func each[R, T any](rows []R, f func(R) T) []T {
+	out := make([]T, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, f(r))
 	}
 	return out
 }
+
+// live is f of every row whose object is live, given its current name;
+// rows naming a dropped object are left out. A row ref says names no
+// object (false: a tag attachment) is kept with the zero name.
+func live[R, T any](ctx context.Context, names *store.Names, rows []R, ref func(R) (model.ObjectRef, bool), f func(R, store.ObjectName) T) ([]T, error) {
+	out := make([]T, 0, len(rows))
+	for _, r := range rows {
+		var n store.ObjectName
+		if obj, named := ref(r); named {
+			var ok bool
+			var err error
+			if n, ok, err = names.Object(ctx, obj); err != nil {
+				return nil, err
+			}
+			if !ok {
+				continue
+			}
+		}
+		out = append(out, f(r, n))
+	}
+	return out, nil
+}
+
+// Tags lists the tags.
+func (sn *Snapshot) Tags() []Tag { return each(sn.st.Tags, tagOut) }
+
+func tagOut(t model.Tag) Tag { return Tag{Namespace: t.Namespace, Name: t.Name, Comment: t.Comment} }
 
 // Tag is one tag.
 func (sn *Snapshot) Tag(ns, name string) (Tag, error) {
 	for _, t := range sn.st.Tags {
 		if t.Namespace == ns && t.Name == name {
-			return Tag{Namespace: t.Namespace, Name: t.Name, Comment: t.Comment}, nil
+			return tagOut(t), nil
 		}
 	}
 	return Tag{}, notFound("tag %s.%s does not exist", ns, name)
 }
 
 // ObjectTags lists the object tags.
-func (sn *Snapshot) ObjectTags(ctx context.Context) (ObjectTagList, error) {
-	out := ObjectTagList{ObjectTags: []ObjectTag{}}
-	for _, ot := range sn.st.ObjectTags {
-		n, ok, err := sn.names.Object(ctx, ot.Object)
-		if err != nil {
-			return out, err
-		}
-		if !ok {
-			continue
-		}
-		out.ObjectTags = append(out.ObjectTags, ObjectTag{ObjectKind: ot.Object.Kind.String(), Schema: n.Schema, Object: n.Table,
-			Column: n.Column, TagNamespace: ot.Tag.Namespace, TagName: ot.Tag.Name})
-	}
-	return out, nil
+func (sn *Snapshot) ObjectTags(ctx context.Context) ([]ObjectTag, error) {
+	return live(ctx, sn.names, sn.st.ObjectTags, func(ot model.ObjectTag) (model.ObjectRef, bool) { return ot.Object, true },
+		func(ot model.ObjectTag, n store.ObjectName) ObjectTag {
+			return ObjectTag{ObjectKind: ot.Object.Kind.String(), Schema: n.Schema, Object: n.Table,
+				Column: n.Column, TagNamespace: ot.Tag.Namespace, TagName: ot.Tag.Name}
+		})
 }
 
 // MaskingPolicies lists the masking policies.
-func (sn *Snapshot) MaskingPolicies() MaskingPolicyList {
-	out := MaskingPolicyList{MaskingPolicies: []MaskingPolicy{}}
-	for _, m := range sn.st.Masks {
-		out.MaskingPolicies = append(out.MaskingPolicies, maskOut(m))
-	}
-	return out
-}
+func (sn *Snapshot) MaskingPolicies() []MaskingPolicy { return each(sn.st.Masks, maskOut) }
 
 // MaskingPolicy is one masking policy.
 func (sn *Snapshot) MaskingPolicy(name string) (MaskingPolicy, error) {
@@ -134,13 +108,7 @@ func (sn *Snapshot) MaskingPolicy(name string) (MaskingPolicy, error) {
 }
 
 // RowAccessPolicies lists the row-access policies.
-func (sn *Snapshot) RowAccessPolicies() RowAccessPolicyList {
-	out := RowAccessPolicyList{RowAccessPolicies: []RowAccessPolicy{}}
-	for _, p := range sn.st.RowPolicies {
-		out.RowAccessPolicies = append(out.RowAccessPolicies, rowOut(p))
-	}
-	return out
-}
+func (sn *Snapshot) RowAccessPolicies() []RowAccessPolicy { return each(sn.st.RowPolicies, rowOut) }
 
 // RowAccessPolicy is one row-access policy.
 func (sn *Snapshot) RowAccessPolicy(name string) (RowAccessPolicy, error) {
@@ -151,85 +119,54 @@ func (sn *Snapshot) RowAccessPolicy(name string) (RowAccessPolicy, error) {
 }
 
 // Attachments lists the policy attachments.
-func (sn *Snapshot) Attachments(ctx context.Context) (AttachmentList, error) {
-	out := AttachmentList{PolicyAttachments: []Attachment{}}
-	for _, a := range sn.st.Attachments {
-		o := Attachment{PolicyKind: a.Kind.String(), PolicyName: a.Policy, TargetKind: a.Target.String()}
-		if a.Target == model.TargetTag {
-			o.TagNamespace, o.TagName = a.Tag.Namespace, a.Tag.Name
-		} else {
-			n, ok, err := sn.names.Object(ctx, a.Object)
-			if err != nil {
-				return out, err
+func (sn *Snapshot) Attachments(ctx context.Context) ([]Attachment, error) {
+	return live(ctx, sn.names, sn.st.Attachments, func(a model.Attachment) (model.ObjectRef, bool) { return a.Object, a.Target != model.TargetTag },
+		func(a model.Attachment, n store.ObjectName) Attachment {
+			o := Attachment{PolicyKind: a.Kind.String(), PolicyName: a.Policy, TargetKind: a.Target.String()}
+			if a.Target == model.TargetTag {
+				o.TagNamespace, o.TagName = a.Tag.Namespace, a.Tag.Name
+			} else {
+				o.Schema, o.Object, o.Column = n.Schema, n.Table, n.Column
 			}
-			if !ok {
-				continue
-			}
-			o.Schema, o.Object, o.Column = n.Schema, n.Table, n.Column
-		}
-		out.PolicyAttachments = append(out.PolicyAttachments, o)
-	}
-	return out, nil
+			return o
+		})
 }
 
 // Roles lists the roles.
-func (sn *Snapshot) Roles() RoleList {
-	out := RoleList{Roles: []Role{}}
-	for _, r := range sn.st.Roles {
-		out.Roles = append(out.Roles, Role{Name: r.Name, Comment: r.Comment})
-	}
-	return out
-}
+func (sn *Snapshot) Roles() []Role { return each(sn.st.Roles, roleOut) }
+
+func roleOut(r model.Role) Role { return Role{Name: r.Name, Comment: r.Comment} }
 
 // Role is one role.
 func (sn *Snapshot) Role(name string) (Role, error) {
 	for _, r := range sn.st.Roles {
 		if r.Name == name {
-			return Role{Name: r.Name, Comment: r.Comment}, nil
+			return roleOut(r), nil
 		}
 	}
 	return Role{}, notFound("role %s does not exist", name)
 }
 
 // RoleGrants lists the role grants; principal, when set, keeps only its.
-func (sn *Snapshot) RoleGrants(principal string) RoleGrantList {
-	out := RoleGrantList{RoleGrants: []RoleGrant{}}
+func (sn *Snapshot) RoleGrants(principal string) []RoleGrant {
+	out := []RoleGrant{}
 	for _, g := range sn.st.RoleGrants {
 		if principal == "" || g.Principal == principal {
-			out.RoleGrants = append(out.RoleGrants, RoleGrant{Role: g.Role, Principal: g.Principal})
+			out = append(out, RoleGrant{Role: g.Role, Principal: g.Principal})
 		}
 	}
 	return out
 }
 
-// ObjectGrants lists the object grants.
-func (sn *Snapshot) ObjectGrants(ctx context.Context) (ObjectGrantList, error) {
-	out := ObjectGrantList{ObjectGrants: []ObjectGrant{}}
-	for _, g := range sn.st.ObjectGrants {
-		n, ok, err := sn.names.Object(ctx, g.Object)
-		if err != nil {
-			return out, err
-		}
-		if !ok {
-			continue
-		}
-		out.ObjectGrants = append(out.ObjectGrants, ObjectGrant{ObjectKind: g.Object.Kind.String(), Schema: n.Schema, Object: n.Table,
-			Privilege: g.Privilege, Role: g.Role})
-	}
-	slices.SortStableFunc(out.ObjectGrants, func(a, b ObjectGrant) int {
-		if a.Schema != b.Schema {
-			if a.Schema < b.Schema {
-				return -1
-			}
-			return 1
-		}
-		switch {
-		case a.Object < b.Object:
-			return -1
-		case a.Object > b.Object:
-			return 1
-		}
-		return 0
+// ObjectGrants lists the object grants, by schema and object name.
+func (sn *Snapshot) ObjectGrants(ctx context.Context) ([]ObjectGrant, error) {
+	out, err := live(ctx, sn.names, sn.st.ObjectGrants, func(g model.ObjectGrant) (model.ObjectRef, bool) { return g.Object, true },
+		func(g model.ObjectGrant, n store.ObjectName) ObjectGrant {
+			return ObjectGrant{ObjectKind: g.Object.Kind.String(), Schema: n.Schema, Object: n.Table,
+				Privilege: g.Privilege, Role: g.Role}
+		})
+	slices.SortStableFunc(out, func(a, b ObjectGrant) int {
+		return cmp.Or(cmp.Compare(a.Schema, b.Schema), cmp.Compare(a.Object, b.Object))
 	})
-	return out, nil
+	return out, err
 }

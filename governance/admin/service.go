@@ -39,6 +39,14 @@ func (a Author) change(what string) store.Change {
 	return store.Change{Author: a.Principal, What: what, RequestID: a.RequestID}
 }
 
+// changeOn is a's change of what on object n: the change names its
+// schema and table.
+func (a Author) changeOn(what string, n store.ObjectName) store.Change {
+	c := a.change(what)
+	c.Namespace, c.Table = n.Schema, n.Table
+	return c
+}
+
 // MaxNameLen bounds every name in a request.
 const MaxNameLen = 255
 
@@ -174,8 +182,7 @@ func (s *Service) PutObjectTag(ctx context.Context, a Author, in ObjectTag) erro
 	if err != nil {
 		return err
 	}
-	_, err = s.store.Apply(ctx, store.Change{Author: a.Principal, RequestID: a.RequestID, What: "tag " + n.Kind.String() + " " + n.String() + " " + ref.String(),
-		Namespace: n.Schema, Table: n.Table}, func(ctx context.Context, tx *store.Tx) error {
+	_, err = s.store.Apply(ctx, a.changeOn("tag "+n.Kind.String()+" "+n.String()+" "+ref.String(), n), func(ctx context.Context, tx *store.Tx) error {
 		st, err := tx.State(ctx)
 		if err != nil {
 			return err
@@ -207,8 +214,7 @@ func (s *Service) DeleteObjectTag(ctx context.Context, a Author, in ObjectTag) e
 		return err
 	}
 	ref := model.TagRef{Namespace: in.TagNamespace, Name: in.TagName}
-	_, err = s.store.Apply(ctx, store.Change{Author: a.Principal, RequestID: a.RequestID, What: "untag " + n.Kind.String() + " " + n.String() + " " + ref.String(),
-		Namespace: n.Schema, Table: n.Table}, func(ctx context.Context, tx *store.Tx) error {
+	_, err = s.store.Apply(ctx, a.changeOn("untag "+n.Kind.String()+" "+n.String()+" "+ref.String(), n), func(ctx context.Context, tx *store.Tx) error {
 		k, err := tx.Run(ctx, "duckicelake_gov_object_tag", `DELETE FROM {T} WHERE object_kind = $1 AND schema_id = $2 AND table_id = $3
 			AND column_id = $4 AND tag_namespace = $5 AND tag_name = $6`,
 			r.Ref.Kind.String(), r.Ref.SchemaID, r.Ref.TableID, r.Ref.ColumnID, ref.Namespace, ref.Name)
@@ -691,8 +697,7 @@ func (s *Service) PutObjectGrant(ctx context.Context, a Author, in ObjectGrant) 
 	if err != nil {
 		return err
 	}
-	_, err = s.store.Apply(ctx, store.Change{Author: a.Principal, RequestID: a.RequestID, Namespace: n.Schema, Table: n.Table,
-		What: "grant select on " + n.Kind.String() + " " + n.String() + " to role " + in.Role}, func(ctx context.Context, tx *store.Tx) error {
+	_, err = s.store.Apply(ctx, a.changeOn("grant select on "+n.Kind.String()+" "+n.String()+" to role "+in.Role, n), func(ctx context.Context, tx *store.Tx) error {
 		st, err := tx.State(ctx)
 		if err != nil {
 			return err
@@ -722,8 +727,7 @@ func (s *Service) DeleteObjectGrant(ctx context.Context, a Author, in ObjectGran
 	if err != nil {
 		return err
 	}
-	_, err = s.store.Apply(ctx, store.Change{Author: a.Principal, RequestID: a.RequestID, Namespace: n.Schema, Table: n.Table,
-		What: "revoke select on " + n.Kind.String() + " " + n.String() + " from role " + in.Role}, func(ctx context.Context, tx *store.Tx) error {
+	_, err = s.store.Apply(ctx, a.changeOn("revoke select on "+n.Kind.String()+" "+n.String()+" from role "+in.Role, n), func(ctx context.Context, tx *store.Tx) error {
 		k, err := tx.Run(ctx, "duckicelake_gov_object_grant", `DELETE FROM {T} WHERE object_kind = $1 AND schema_id = $2 AND table_id = $3
 			AND privilege = $4 AND role = $5`, r.Ref.Kind.String(), r.Ref.SchemaID, r.Ref.TableID, model.PrivilegeSelect, in.Role)
 		if err == nil && k == 0 {

@@ -23,6 +23,6 @@
 // caller's to choose (it calls Plan and decides what to do with an error);
 // nothing here answers an error with an allow.
 //
-// engine may import the governance packages, catalog/ducklake and
-// internal/tableindex.
+// engine may import the governance packages, catalog/ducklake,
+// internal/tableindex and internal/defaults.
 package engine

@@ -15,6 +15,7 @@ import (
 	"github.com/duckicelake/duckicelake/governance/model"
 	"github.com/duckicelake/duckicelake/governance/plan"
 	"github.com/duckicelake/duckicelake/governance/store"
+	"github.com/duckicelake/duckicelake/internal/defaults"
 	"github.com/duckicelake/duckicelake/internal/objstore"
 	"github.com/duckicelake/duckicelake/internal/tableindex"
 )
@@ -87,12 +88,8 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("governance engine: no store")
 	}
-	if cfg.SnapshotTTL <= 0 {
-		cfg.SnapshotTTL = 100 * time.Millisecond
-	}
-	if cfg.MaxEntries <= 0 {
-		cfg.MaxEntries = 65536
-	}
+	cfg.SnapshotTTL = defaults.Positive(cfg.SnapshotTTL, 100*time.Millisecond)
+	cfg.MaxEntries = defaults.Positive(cfg.MaxEntries, 65536)
 	e := &Engine{cfg: cfg, log: cfg.Logger}
 	if e.log == nil {
 		e.log = zap.NewNop()

@@ -131,23 +131,17 @@ func (p *parser) punct(s string) bool {
 	return true
 }
 
-func (p *parser) or() (any, bool) {
-	l, ok := p.and()
-	for ok && p.keyword("or") {
-		var r any
-		if r, ok = p.and(); ok {
-			l = map[string]any{"type": "or", "left": l, "right": r}
-		}
-	}
-	return l, ok
-}
+func (p *parser) or() (any, bool)  { return p.binary("or", p.and) }
+func (p *parser) and() (any, bool) { return p.binary("and", p.not) }
 
-func (p *parser) and() (any, bool) {
-	l, ok := p.not()
-	for ok && p.keyword("and") {
+// binary reads operands joined by keyword op, left-associative: a op b op
+// c is (a op b) op c.
+func (p *parser) binary(op string, operand func() (any, bool)) (any, bool) {
+	l, ok := operand()
+	for ok && p.keyword(op) {
 		var r any
-		if r, ok = p.not(); ok {
-			l = map[string]any{"type": "and", "left": l, "right": r}
+		if r, ok = operand(); ok {
+			l = map[string]any{"type": op, "left": l, "right": r}
 		}
 	}
 	return l, ok

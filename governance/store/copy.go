@@ -119,11 +119,7 @@ func (c *copyBuf) addRow(r *row) {
 	b = appendText(b, ev.Namespace)
 	b = appendText(b, ev.Table)
 	b = appendTextBytes(b, ev.Bucket)
-	key := ev.Key
-	if ev.IsList {
-		key = ev.Prefix
-	}
-	b = appendTextBytes(b, key)
+	b = appendTextBytes(b, keyColumn(ev))
 	b = appendText(b, ev.Decision.String())
 	b = appendText(b, ev.Reason)
 	b = appendTextArray(b, ev.PolicyIDs)
@@ -144,6 +140,15 @@ func (c *copyBuf) addRow(r *row) {
 		b = binary.BigEndian.AppendUint32(b, math.MaxUint32) // NULL: a row of one
 	}
 	c.b = b
+}
+
+// keyColumn is what ev stores as its key: the object key, or a listing's
+// prefix.
+func keyColumn(ev *governance.Event) []byte {
+	if ev.IsList {
+		return ev.Prefix
+	}
+	return ev.Key
 }
 
 // coalesceKey appends to b what identifies ev's row among coalesced
@@ -168,11 +173,7 @@ func coalesceKey(b []byte, ev *governance.Event) []byte {
 	b = str(b, ev.Namespace)
 	b = str(b, ev.Table)
 	b = byt(b, ev.Bucket)
-	key := ev.Key
-	if ev.IsList {
-		key = ev.Prefix
-	}
-	b = byt(b, key)
+	b = byt(b, keyColumn(ev))
 	b = append(b, byte(ev.Decision))
 	b = str(b, ev.Reason)
 	b = binary.AppendUvarint(b, uint64(len(ev.PolicyIDs)))

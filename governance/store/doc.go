@@ -11,6 +11,6 @@
 // Rows name DuckLake objects by id. Resolve turns names into ids at the
 // catalog's current snapshot; Purge deletes rows whose object was dropped.
 //
-// store may import catalog/ducklake, governance and governance/model, and
-// pgx.
+// store may import catalog/ducklake, governance, governance/model and
+// internal/defaults, and pgx.
 package store

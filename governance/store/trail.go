@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/duckicelake/duckicelake/governance"
+	"github.com/duckicelake/duckicelake/internal/defaults"
 )
 
 // auditColumns are duckicelake_audit's columns InsertEvents fills.
@@ -225,15 +226,9 @@ type TrailWriter struct {
 
 // NewTrailWriter starts a TrailWriter over s.
 func (s *Store) NewTrailWriter(opt TrailOptions) *TrailWriter {
-	if opt.Buffer <= 0 {
-		opt.Buffer = 65536
-	}
-	if opt.Batch <= 0 {
-		opt.Batch = 1000
-	}
-	if opt.FlushInterval <= 0 {
-		opt.FlushInterval = 200 * time.Millisecond
-	}
+	opt.Buffer = defaults.Positive(opt.Buffer, 65536)
+	opt.Batch = defaults.Positive(opt.Batch, 1000)
+	opt.FlushInterval = defaults.Positive(opt.FlushInterval, 200*time.Millisecond)
 	if opt.Logger == nil {
 		opt.Logger = zap.NewNop()
 	}

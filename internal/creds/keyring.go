@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/duckicelake/duckicelake/internal/defaults"
 )
 
 // Defaults of the Keyring's policy fields.
@@ -215,11 +217,11 @@ func (k *Keyring) Mint(c Claims) (Minted, error) {
 		now = k.Now
 	}
 	iat := time.Unix(now().Unix(), 0).UTC()
-	maxTTL := orDefault(k.MaxTTL, DefaultMaxTTL)
+	maxTTL := defaults.Positive(k.MaxTTL, DefaultMaxTTL)
 	maxTTL = min(maxTTL, MaxLifetime)
 	exp := c.Expiry
 	if exp.IsZero() {
-		exp = iat.Add(orDefault(k.DefaultTTL, DefaultDefaultTTL))
+		exp = iat.Add(defaults.Positive(k.DefaultTTL, DefaultDefaultTTL))
 	}
 	exp = time.Unix(exp.Unix(), 0).UTC()
 	if !exp.After(iat) {
@@ -264,13 +266,6 @@ func (k *Keyring) Mint(c Claims) (Minted, error) {
 		IssuedAt:        iat,
 		Expiry:          exp,
 	}, nil
-}
-
-func orDefault(d, def time.Duration) time.Duration {
-	if d <= 0 {
-		return def
-	}
-	return d
 }
 
 // Verify checks a session token presented with accessKeyID at time now and
@@ -318,7 +313,7 @@ func (k *Keyring) VerifyInto(dst *Claims, accessKeyID, tok []byte, now time.Time
 		return secret, ErrKeyMismatch
 	}
 	n := now.Unix()
-	if int64(t.iat) > n+int64(orDefault(k.Skew, DefaultSkew)/time.Second) {
+	if int64(t.iat) > n+int64(defaults.Positive(k.Skew, DefaultSkew)/time.Second) {
 		return secret, ErrNotYetValid
 	}
 	if n >= int64(t.iat+t.life) {

@@ -5,8 +5,9 @@
 // destroy the answer (Refuser), and naming the web server's own parse
 // failures (ParseFailureOf) so that each listener answers them in its
 // protocol's error shape (S3 XML, Iceberg ErrorModel JSON) instead of
-// fasthttp's plain text.
+// fasthttp's plain text. LogRate keeps a flood of refusals (connections,
+// rate-limited token requests) from also being a flood of log lines.
 //
 // It imports fasthttp only; the gateway and cmd/duckicelake (the catalog
-// listener) and catalog/oauth (client addresses) use it.
+// listener) and catalog/oauth (client addresses, log rates) use it.
 package httplimit

@@ -11,6 +11,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
+
+	"github.com/duckicelake/duckicelake/internal/defaults"
 )
 
 // Defaults of the Elector's tuning fields.
@@ -185,7 +187,7 @@ func (l *Leadership) Close() error {
 // keepalive gives up, hours by default, and no one would lead meanwhile.
 // Servers before PostgreSQL 14 lack the setting.
 func (l *Leadership) tryLock(ctx context.Context, conn *pgx.Conn) (bool, error) {
-	idle := 3*orDefault(l.e.HealthInterval, DefaultLeaderHealthInterval) + time.Second
+	idle := 3*defaults.Positive(l.e.HealthInterval, DefaultLeaderHealthInterval) + time.Second
 	var got bool
 	err := conn.QueryRow(ctx, `SELECT got, CASE WHEN got AND current_setting('server_version_num')::int >= 140000
 			THEN set_config('idle_session_timeout', $2, false) END
@@ -228,7 +230,7 @@ func (l *Leadership) broadcastLocked() {
 func (l *Leadership) campaign(conn *pgx.Conn, leading bool) {
 	defer close(l.done)
 	ctx := l.ctx
-	retry := orDefault(l.e.RetryInterval, DefaultRetryInterval)
+	retry := defaults.Positive(l.e.RetryInterval, DefaultRetryInterval)
 	for {
 		if leading {
 			err := l.hold(ctx, conn)
@@ -284,7 +286,7 @@ func (l *Leadership) campaign(conn *pgx.Conn, leading bool) {
 // server sends something unsolicited, which for an idle session means it
 // is being terminated, or when the connection breaks.
 func (l *Leadership) hold(ctx context.Context, conn *pgx.Conn) error {
-	health := orDefault(l.e.HealthInterval, DefaultLeaderHealthInterval)
+	health := defaults.Positive(l.e.HealthInterval, DefaultLeaderHealthInterval)
 	for {
 		if _, err := waitNotification(ctx, conn, health); err != nil {
 			return err

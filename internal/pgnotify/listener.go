@@ -13,6 +13,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"go.uber.org/zap"
+
+	"github.com/duckicelake/duckicelake/internal/defaults"
 )
 
 // Defaults of the Listener's and Elector's tuning fields.
@@ -153,7 +155,7 @@ func (l *Listener) Run(ctx context.Context) error {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	b := backoff{min: orDefault(l.MinBackoff, DefaultMinBackoff), max: orDefault(l.MaxBackoff, DefaultMaxBackoff)}
+	b := backoff{min: defaults.Positive(l.MinBackoff, DefaultMinBackoff), max: defaults.Positive(l.MaxBackoff, DefaultMaxBackoff)}
 	for {
 		err := l.session(ctx, handlers, &b)
 		l.setConnected(false)
@@ -189,7 +191,7 @@ func (l *Listener) session(ctx context.Context, handlers map[string]Handler, b *
 	}
 	l.setConnected(true)
 	b.reset()
-	health := orDefault(l.HealthInterval, DefaultHealthInterval)
+	health := defaults.Positive(l.HealthInterval, DefaultHealthInterval)
 	for {
 		n, err := waitNotification(ctx, conn, health)
 		if err != nil {
@@ -243,11 +245,4 @@ func closeConn(conn *pgx.Conn) {
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
 	conn.Close(ctx) //nolint:errcheck // the connection is discarded either way
-}
-
-func orDefault(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
 }

@@ -209,11 +209,7 @@ func (c *Classifier) Classify(dst *Request, method, host, rawPath, rawQuery []by
 	var subs, seen uint32
 	for q := rawQuery; len(q) > 0; {
 		var param []byte
-		if i := bytes.IndexByte(q, '&'); i >= 0 {
-			param, q = q[:i], q[i+1:]
-		} else {
-			param, q = q, nil
-		}
+		param, q, _ = bytes.Cut(q, []byte{'&'})
 		if len(param) == 0 {
 			continue
 		}

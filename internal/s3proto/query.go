@@ -12,12 +12,8 @@ import (
 func AppendForwardQuery(dst, q []byte) []byte {
 	start := len(dst)
 	for len(q) > 0 {
-		p := q
-		if i := bytes.IndexByte(q, '&'); i >= 0 {
-			p, q = q[:i], q[i+1:]
-		} else {
-			q = nil
-		}
+		var p []byte
+		p, q, _ = bytes.Cut(q, []byte{'&'})
 		if len(p) == 0 {
 			continue
 		}
