@@ -37,10 +37,7 @@ func exists(t *testing.T, loc string) bool {
 func TestCollectDroppedTable(t *testing.T) {
 	ev := newEnv(t)
 	ctx := context.Background()
-	now := time.Now()
-	ev.x.cfg.Now = func() time.Time { return now }
-	m := ev.manager(time.Hour)
-	defer m.Close()
+	m, pastGrace := ev.clockedManager(t)
 	e := builtExport(t, ev, m)
 	store := objstore.NewDir()
 
@@ -59,7 +56,7 @@ func TestCollectDroppedTable(t *testing.T) {
 	if _, ok, _ := ev.x.Current(ctx, e.TableID, e.Signature); ok {
 		t.Fatal("the dropped table's export is still current")
 	}
-	now = now.Add(ev.x.cfg.Grace + time.Minute)
+	pastGrace()
 	if c, err := ev.x.Collect(ctx, store); err != nil || c.Deleted != 1 {
 		t.Fatalf("Collect after the grace = %+v, %v; want the export directory deleted", c, err)
 	}

@@ -107,6 +107,16 @@ func (ev *env) planFor(t *testing.T, fileLayer bool) (*plan.Table, plan.Plan) {
 	return pt, plan.Build(st, plan.Principal{Roles: model.NewRoleSet([]string{"actor:human"})}, pt, plan.Options{})
 }
 
+// clockedManager starts a Manager (debounce 1h) on a pinned clock, closed
+// when the test ends; pastGrace moves the clock past the grace period.
+func (ev *env) clockedManager(t *testing.T) (m *Manager, pastGrace func()) {
+	now := time.Now()
+	ev.x.cfg.Now = func() time.Time { return now }
+	m = ev.manager(time.Hour)
+	t.Cleanup(m.Close)
+	return m, func() { now = now.Add(ev.x.cfg.Grace + time.Minute) }
+}
+
 // manager is a Manager over ev's exporter and catalog, writing shadow
 // metadata to local files, with the debounce given.
 func (ev *env) manager(debounce time.Duration) *Manager {

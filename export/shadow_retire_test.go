@@ -3,7 +3,6 @@ package export
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/duckicelake/duckicelake/internal/objstore"
 )
@@ -16,10 +15,7 @@ import (
 func TestShadowFilesOfOldBuildsAreRetired(t *testing.T) {
 	ev := newEnv(t)
 	ctx := context.Background()
-	now := time.Now()
-	ev.x.cfg.Now = func() time.Time { return now }
-	m := ev.manager(time.Hour)
-	defer m.Close()
+	m, pastGrace := ev.clockedManager(t)
 	first := builtExport(t, ev, m)
 	ev.lake.Exec(t, "INSERT INTO lake.analytics.customers VALUES (9, 'ivan@work.net', 'EU', 100)")
 	second := builtExport(t, ev, m)
@@ -33,7 +29,7 @@ func TestShadowFilesOfOldBuildsAreRetired(t *testing.T) {
 	if !exists(t, first.MetadataLocation) {
 		t.Fatal("the first build's metadata was deleted inside the grace period")
 	}
-	now = now.Add(ev.x.cfg.Grace + time.Minute)
+	pastGrace()
 	c, err := ev.x.Collect(ctx, store)
 	if err != nil {
 		t.Fatal(err)

@@ -125,6 +125,16 @@ func connect(t *testing.T, l *lake, r pgaccess.Role) (*pgx.Conn, error) {
 	return c, err
 }
 
+// mustConnect is connect for a role that must log in.
+func mustConnect(t *testing.T, l *lake, r pgaccess.Role) *pgx.Conn {
+	t.Helper()
+	c, err := connect(t, l, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // pgCode is err's SQLSTATE ("" for none).
 func pgCode(err error) string {
 	var pe *pgconn.PgError
@@ -142,10 +152,7 @@ func TestReaderCatalogRows(t *testing.T) {
 	l := newLake(t)
 	ctx := context.Background()
 	r := l.vend(t, pgaccess.TableAccess{TableID: l.customers, Files: true})
-	c, err := connect(t, l, r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustConnect(t, l, r)
 	rows, err := l.Pool.Query(ctx, `SELECT relname::text FROM pg_class WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace
 		AND (relname LIKE 'ducklake%' OR relname LIKE 'duckicelake%') ORDER BY 1`)
 	if err != nil {
@@ -223,10 +230,7 @@ func TestPolicyPlansAsHashedSubplan(t *testing.T) {
 	l := newLake(t)
 	ctx := context.Background()
 	r := l.vend(t, pgaccess.TableAccess{TableID: l.customers, Files: true})
-	c, err := connect(t, l, r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustConnect(t, l, r)
 	for _, table := range []string{"ducklake_table", "ducklake_column", "ducklake_data_file"} {
 		rows, err := c.Query(ctx, `EXPLAIN SELECT * FROM `+table)
 		if err != nil {
@@ -258,10 +262,7 @@ func TestFilesHidden(t *testing.T) {
 	if n := customers(t, db); n != 0 {
 		t.Errorf("customers: %d rows through hidden files, want 0", n)
 	}
-	c, err := connect(t, l, r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustConnect(t, l, r)
 	for _, table := range []string{"ducklake_data_file", "ducklake_file_column_stats", "ducklake_table_column_stats", "ducklake_table_stats"} {
 		var k int
 		if err := c.QueryRow(ctx, `SELECT count(*) FROM `+table).Scan(&k); err != nil {
@@ -381,10 +382,7 @@ func TestNewCatalogTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := l.vend(t, pgaccess.TableAccess{TableID: l.customers, Files: true})
-	c, err := connect(t, l, r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustConnect(t, l, r)
 	rows, err := c.Query(ctx, `SELECT secret FROM ducklake_future_stats`)
 	if err != nil {
 		t.Fatal(err)
@@ -455,10 +453,7 @@ func TestArmIdempotent(t *testing.T) {
 	if after := policies(); after != before {
 		t.Errorf("after self-heal: %d policies, want %d", after, before)
 	}
-	c, err := connect(t, l, r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustConnect(t, l, r)
 	var n int
 	if err := c.QueryRow(ctx, `SELECT count(*) FROM ducklake_table WHERE table_id = $1`, l.orders).Scan(&n); err != nil || n != 0 {
 		t.Errorf("hidden table after self-heal: %d rows, %v", n, err)
