@@ -128,8 +128,7 @@ func (s *Server) stampedEntry(e *loadEntry, pt *plan.Table, pl *plan.Plan, form 
 	if g.restrictions, err = restrictionsJSON(pt, pl); err != nil {
 		return nil, err
 	}
-	g.body = s.appendLoadResult(nil, &g, s.tableConfig, nil)
-	g.gz = newGzBody(g.body)
+	g.setBody(s.appendLoadResult(nil, &g, s.tableConfig, nil))
 	g.etag = strings.TrimSuffix(e.etag, `"`) + "-" + pl.Signature + `"`
 	s.govCache.put(key, &g)
 	return &g, nil
@@ -181,8 +180,7 @@ func (s *Server) shadowEntry(r *request, e *loadEntry, pt *plan.Table, pl *plan.
 	if g.restrictions, err = restrictionsJSON(pt, pl); err != nil {
 		return nil, err
 	}
-	g.body = s.appendLoadResult(nil, &g, s.tableConfig, nil)
-	g.gz = newGzBody(g.body)
+	g.setBody(s.appendLoadResult(nil, &g, s.tableConfig, nil))
 	g.etag = `"` + pl.Signature + "-" + fmt.Sprint(exp.Snapshot) + `"`
 	s.govCache.put(key, &g)
 	return &g, nil

@@ -28,7 +28,10 @@ type gzBody struct {
 	gz   []byte // nil: compression failed or did not pay
 }
 
-func newGzBody(body []byte) *gzBody { return &gzBody{src: body} }
+// setBody sets e's body and gives it an empty compression slot of its own.
+func (e *loadEntry) setBody(body []byte) {
+	e.body, e.gz = body, &gzBody{src: body}
+}
 
 // gzipped is e's body compressed, or nil.
 func (e *loadEntry) gzipped() []byte {

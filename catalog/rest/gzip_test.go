@@ -63,7 +63,8 @@ func FuzzAcceptsGzip(f *testing.F) {
 // bodies are not compressed.
 func TestGzippedBelongsToItsBody(t *testing.T) {
 	body := bytes.Repeat([]byte(`{"metadata":{"snapshots":[1,2,3]}}`), 100)
-	e := &loadEntry{body: body, gz: newGzBody(body)}
+	e := &loadEntry{}
+	e.setBody(body)
 	gz := e.gzipped()
 	if gz == nil || len(gz) >= len(body) {
 		t.Fatalf("gzipped: %d bytes of %d", len(gz), len(body))
@@ -89,7 +90,8 @@ func TestGzippedBelongsToItsBody(t *testing.T) {
 	if got := same.gzipped(); got == nil || &got[0] != &gz[0] {
 		t.Error("a copy with the same body does not share the compressed form")
 	}
-	small := &loadEntry{body: []byte(`{}`), gz: newGzBody([]byte(`{}`))}
+	small := &loadEntry{}
+	small.setBody([]byte(`{}`))
 	if small.gzipped() != nil {
 		t.Error("a tiny body was compressed")
 	}

@@ -46,15 +46,14 @@ func (s *Server) requestContext(rc *fasthttp.RequestCtx) (context.Context, func(
 // reqContext is requestContext's context.Context.
 type reqContext struct {
 	deadline time.Time
-	conn     net.Conn // nil: no watcher (a test's RequestCtx)
+	conn     net.Conn // nil: no watcher (a test's RequestCtx, audit's own bound)
 
-	mu       sync.Mutex
-	done     chan struct{} // made by the first Done
-	err      error         // Canceled or DeadlineExceeded, once done is closed
-	cause    error         // errClientGone, DeadlineExceeded or Canceled
-	timer    *time.Timer
-	stop     func() // stops the watcher
-	released bool
+	mu    sync.Mutex
+	done  chan struct{} // made by the first Done
+	err   error         // Canceled or DeadlineExceeded once the context is done
+	cause error         // errClientGone, DeadlineExceeded or Canceled
+	timer *time.Timer
+	stop  func() // stops the watcher
 }
 
 func (c *reqContext) Deadline() (time.Time, bool) { return c.deadline, true }
@@ -67,20 +66,13 @@ func (c *reqContext) Done() <-chan struct{} {
 	if c.done != nil {
 		return c.done
 	}
+	c.expireLocked()
 	c.done = make(chan struct{})
-	d := time.Until(c.deadline)
-	if d <= 0 {
-		c.closeLocked(context.DeadlineExceeded, context.DeadlineExceeded)
-	}
 	if c.err != nil { // released, or past the deadline
-		select {
-		case <-c.done:
-		default:
-			close(c.done)
-		}
+		close(c.done)
 		return c.done
 	}
-	c.timer = time.AfterFunc(d, func() { c.cancel(context.DeadlineExceeded, context.DeadlineExceeded) })
+	c.timer = time.AfterFunc(time.Until(c.deadline), func() { c.cancel(context.DeadlineExceeded, context.DeadlineExceeded) })
 	if c.conn != nil {
 		c.stop = watchDisconnect(c.conn, func() { c.cancel(context.Canceled, errClientGone) })
 	}
@@ -90,11 +82,7 @@ func (c *reqContext) Done() <-chan struct{} {
 func (c *reqContext) Err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.err == nil && !time.Now().Before(c.deadline) {
-		// Past the deadline with no timer armed (or not yet fired): the
-		// context is done now, as Err may report only once Done is closed.
-		c.closeLocked(context.DeadlineExceeded, context.DeadlineExceeded)
-	}
+	c.expireLocked()
 	return c.err
 }
 
@@ -102,11 +90,9 @@ func (c *reqContext) Err() error {
 // the connection, else Err. (context.Cause sees only the standard
 // library's own contexts.)
 func (c *reqContext) Cause() error {
-	if err := c.Err(); err == nil {
-		return nil
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.expireLocked()
 	return c.cause
 }
 
@@ -114,6 +100,15 @@ func (c *reqContext) cancel(err, cause error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closeLocked(err, cause)
+}
+
+// expireLocked ends the context when its deadline has passed and no timer
+// has said so yet (none is armed before Done): Err may report only a
+// context that is done.
+func (c *reqContext) expireLocked() {
+	if c.err == nil && !time.Now().Before(c.deadline) {
+		c.closeLocked(context.DeadlineExceeded, context.DeadlineExceeded)
+	}
 }
 
 // closeLocked ends the context (once): done closed, if made, with err.
@@ -132,7 +127,6 @@ func (c *reqContext) closeLocked(err, cause error) {
 // work still holding the context sees it cancelled.
 func (c *reqContext) release() {
 	c.mu.Lock()
-	c.released = true
 	timer, stop := c.timer, c.stop
 	c.timer, c.stop = nil, nil
 	c.closeLocked(context.Canceled, context.Canceled)

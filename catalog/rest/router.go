@@ -326,20 +326,8 @@ func multiLevel(seg []byte) ([]string, bool) {
 // mayHoldSeparator reports whether a path segment may decode to a string
 // holding nsSeparator: it holds the byte, or an escape of it.
 func mayHoldSeparator(seg []byte) bool {
-	if bytes.IndexByte(seg, nsSeparator[0]) >= 0 {
-		return true
-	}
-	for i := bytes.IndexByte(seg, '%'); i >= 0 && i+2 < len(seg); {
-		if seg[i+1] == '1' && (seg[i+2] == 'f' || seg[i+2] == 'F') {
-			return true
-		}
-		j := bytes.IndexByte(seg[i+1:], '%')
-		if j < 0 {
-			break
-		}
-		i += 1 + j
-	}
-	return false
+	return bytes.IndexByte(seg, nsSeparator[0]) >= 0 ||
+		bytes.Contains(seg, []byte("%1f")) || bytes.Contains(seg, []byte("%1F"))
 }
 
 // multiLevelNamespace reports whether a namespace given as levels (a JSON

@@ -207,3 +207,19 @@ func FuzzDecodeNamespace(f *testing.F) {
 		}
 	})
 }
+
+// TestMayHoldSeparator: the fast path of multiLevel never says no to a
+// segment that decodes to several levels.
+func TestMayHoldSeparator(t *testing.T) {
+	for in, want := range map[string]bool{
+		"sales": false, "%E2%82%AC": false, "%1": false, "x%2Fy": false,
+		"a%1Fb": true, "a%1fb": true, "a\x1fb": true, "%1F": true,
+	} {
+		if got := mayHoldSeparator([]byte(in)); got != want {
+			t.Errorf("mayHoldSeparator(%q) = %v, want %v", in, got, want)
+		}
+		if _, multi := multiLevel([]byte(in)); multi && !mayHoldSeparator([]byte(in)) {
+			t.Errorf("%q is multi-level but the fast path says not", in)
+		}
+	}
+}

@@ -245,8 +245,7 @@ func (s *Server) buildEntry(ctx context.Context, ns, name string, form byte, asO
 		meta = buf.Bytes()
 	}
 	e := &loadEntry{snap: snap, table: t, location: md.Location, metadata: meta}
-	e.body = s.appendLoadResult(nil, e, s.tableConfig, nil)
-	e.gz = newGzBody(e.body)
+	e.setBody(s.appendLoadResult(nil, e, s.tableConfig, nil))
 	sum := sha256.New()
 	sum.Write(s.etagSeed[:])
 	sum.Write([]byte{form})
