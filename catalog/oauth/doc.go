@@ -12,6 +12,7 @@
 // bound the first token carried (claim sess_exp).
 //
 // It may import governance (scope grammar, audit events), internal/httplimit
-// (client addresses, log rates), internal/defaults and fasthttp; catalog/rest calls it, never the other
+// (client addresses, log rates), internal/defaults, internal/bounded (the
+// token cache) and fasthttp; catalog/rest calls it, never the other
 // way round.
 package oauth

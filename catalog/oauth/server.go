@@ -137,6 +137,6 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	s.cache.max = cacheEntries
+	s.cache.Max = cacheEntries
 	return s, nil
 }

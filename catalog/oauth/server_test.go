@@ -47,7 +47,7 @@ func newFixture(t *testing.T, now *time.Time, clients []Client, mod func(*Config
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.cache.max = 4
+	s.cache.Max = 4
 	f.s = s
 	return f
 }
@@ -490,12 +490,12 @@ func TestVerify(t *testing.T) {
 
 func TestTokenCacheEviction(t *testing.T) {
 	var c tokenCache
-	c.max = 8
+	c.Max = 8
 	exp := time.Now().Add(time.Hour)
 	for i := 0; i < 100; i++ {
 		c.put([]byte{byte(i)}, &Identity{Expiry: exp})
-		if len(c.m) > c.max {
-			t.Fatalf("cache grew to %d entries", len(c.m))
+		if c.Len() > c.Max {
+			t.Fatalf("cache grew to %d entries", c.Len())
 		}
 	}
 	if c.get([]byte{99}, time.Now()) == nil {

@@ -3,12 +3,12 @@ package oauth
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/duckicelake/duckicelake/governance"
+	"github.com/duckicelake/duckicelake/internal/bounded"
 )
 
 // Issuer is the iss claim of the catalog's tokens.
@@ -136,38 +136,15 @@ func (s *Server) Verify(tok []byte) (*Identity, error) {
 // tokenCache remembers verified tokens until they expire, so a request
 // repeating a token skips the HMAC and JSON decoding. The registry it was
 // verified against is fixed for the process, so a cached identity stays
-// right.
-type tokenCache struct {
-	mu  sync.RWMutex
-	m   map[string]*Identity
-	max int
-}
+// right; a token dropped at the bound is verified again.
+type tokenCache struct{ bounded.Strings[*Identity] }
 
 func (c *tokenCache) get(tok []byte, now time.Time) *Identity {
-	c.mu.RLock()
-	id := c.m[string(tok)]
-	c.mu.RUnlock()
+	id, _ := c.GetBytes(tok)
 	if id == nil || !now.Before(id.Expiry) {
 		return nil
 	}
 	return id
 }
 
-func (c *tokenCache) put(tok []byte, id *Identity) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = make(map[string]*Identity)
-	}
-	if len(c.m) >= c.max {
-		// Random eviction: map iteration order is unspecified.
-		n := 0
-		for k := range c.m {
-			delete(c.m, k)
-			if n++; n >= c.max/4+1 {
-				break
-			}
-		}
-	}
-	c.m[string(tok)] = id
-}
+func (c *tokenCache) put(tok []byte, id *Identity) { c.PutBytes(tok, id) }

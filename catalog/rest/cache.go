@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
+	"github.com/duckicelake/duckicelake/internal/bounded"
 )
 
 // catalogState is what every table's Iceberg history depends on: the
@@ -112,48 +113,23 @@ type loadEntry struct {
 }
 
 // responseCache maps a LoadTable key (see loadKey) to its encoded answer.
-type responseCache struct {
-	mu  sync.RWMutex
-	m   map[string]*loadEntry
-	max int
-}
+// A miss costs one materialiser lookup, which has its own cache, so the
+// cache starts again at its bound (bounded.Map) rather than keep an order.
+type responseCache struct{ bounded.Strings[*loadEntry] }
 
 func (c *responseCache) get(key []byte) *loadEntry {
-	c.mu.RLock()
-	e := c.m[string(key)]
-	c.mu.RUnlock()
+	e, _ := c.GetBytes(key)
 	return e
 }
 
-func (c *responseCache) put(key []byte, e *loadEntry) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = make(map[string]*loadEntry)
-	}
-	if _, ok := c.m[string(key)]; !ok && len(c.m) >= c.max {
-		// Random eviction (map order is unspecified) of a quarter: cheap,
-		// and a miss costs one materialiser lookup, which has its own cache.
-		n := 0
-		for k := range c.m {
-			delete(c.m, k)
-			if n++; n > c.max/4 {
-				break
-			}
-		}
-	}
-	c.m[string(key)] = e
-}
+func (c *responseCache) put(key []byte, e *loadEntry) { c.PutBytes(key, e) }
 
 // drop removes every entry of table ns.name (after a drop or rename).
 func (c *responseCache) drop(ns, name string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for k := range c.m {
-		if kns, kt, ok := splitLoadKey(k); ok && kns == ns && kt == name {
-			delete(c.m, k)
-		}
-	}
+	c.DeleteFunc(func(k string, _ *loadEntry) bool {
+		kns, kt, ok := splitLoadKey(k)
+		return ok && kns == ns && kt == name
+	})
 }
 
 // A load key is: form byte, snapshot asked for (8 bytes, 0 = current),

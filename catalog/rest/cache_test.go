@@ -49,20 +49,21 @@ func TestSnapshotCache(t *testing.T) {
 }
 
 func TestResponseCacheBounded(t *testing.T) {
-	c := responseCache{max: 16}
+	var c responseCache
+	c.Max = 16
 	for i := 0; i < 200; i++ {
 		c.put(appendLoadKey(nil, formAll, int64(i), "ns", "t"), &loadEntry{snap: int64(i)})
-		if len(c.m) > c.max {
-			t.Fatalf("cache grew to %d", len(c.m))
+		if c.Len() > c.Max {
+			t.Fatalf("cache grew to %d", c.Len())
 		}
 	}
 	c.put(appendLoadKey(nil, formAll, 0, "ns", "t"), &loadEntry{})
 	c.put(appendLoadKey(nil, formRefs, 0, "ns", "t"), &loadEntry{})
 	c.put(appendLoadKey(nil, formAll, 0, "ns", "u"), &loadEntry{})
 	c.drop("ns", "t")
-	for k := range c.m {
-		if ns, table, _ := splitLoadKey(k); ns == "ns" && table == "t" {
-			t.Errorf("drop left %q", k)
+	for _, form := range []byte{formAll, formRefs} {
+		if c.get(appendLoadKey(nil, form, 0, "ns", "t")) != nil {
+			t.Errorf("drop left the form %d entry of ns.t", form)
 		}
 	}
 	if c.get(appendLoadKey(nil, formAll, 0, "ns", "u")) == nil {
