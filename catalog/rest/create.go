@@ -10,6 +10,7 @@ import (
 
 	"github.com/duckicelake/duckicelake/catalog/commit"
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
+	"github.com/duckicelake/duckicelake/catalog/service"
 	"github.com/duckicelake/duckicelake/internal/creds"
 )
 
@@ -26,7 +27,7 @@ func (s *Server) createTable(r *request) error {
 	if err := s.readJSON(r.rc, &req); err != nil {
 		return err
 	}
-	if err := checkName("table", req.Name); err != nil {
+	if err := service.CheckName("table", req.Name); err != nil {
 		return err
 	}
 	if req.Schema == nil {

@@ -10,6 +10,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
+
+	"github.com/duckicelake/duckicelake/catalog/service"
 )
 
 // Error types of the Iceberg REST ErrorModel, as Iceberg clients map them
@@ -95,8 +97,15 @@ func (s *Server) writeError(ctx *fasthttp.RequestCtx, err error) { s.writeErrorF
 // status, the type and the message; 4xx at info, 5xx at error (with the
 // cause the client does not see).
 func (s *Server) writeErrorFor(ctx *fasthttp.RequestCtx, r *request, err error) {
-	var e *Error
-	if !errors.As(err, &e) {
+	var (
+		e  *Error
+		se *service.Error
+	)
+	switch {
+	case errors.As(err, &e):
+	case errors.As(err, &se):
+		e = fromService(se)
+	default:
 		e = s.classify(err)
 	}
 	route, principal := "", ""
@@ -134,6 +143,34 @@ func (s *Server) writeErrorFor(ctx *fasthttp.RequestCtx, r *request, err error) 
 		ctx.Response.Header.Set("Retry-After", "1")
 	}
 	ctx.SetBody(body)
+}
+
+// serviceErrors is the status and ErrorModel type of each kind of
+// catalog/service refusal.
+var serviceErrors = []struct {
+	kind error
+	code int
+	typ  string
+}{
+	{service.ErrNoSuchNamespace, fasthttp.StatusNotFound, TypeNoSuchNamespace},
+	{service.ErrAlreadyExists, fasthttp.StatusConflict, TypeAlreadyExists},
+	{service.ErrNotEmpty, fasthttp.StatusConflict, TypeNamespaceNotEmpty},
+	{service.ErrConflict, fasthttp.StatusConflict, TypeCommitFailed},
+	{service.ErrInvalid, fasthttp.StatusBadRequest, TypeBadRequest},
+	{service.ErrUnprocessable, fasthttp.StatusUnprocessableEntity, TypeUnprocessableEntity},
+	{service.ErrUnsupported, fasthttp.StatusNotAcceptable, TypeUnsupported},
+}
+
+// fromService is the answer to a catalog/service refusal; a kind this
+// table lacks is a 500, loud in the log, rather than a guess.
+func fromService(se *service.Error) *Error {
+	for _, k := range serviceErrors {
+		if se.Kind == k.kind {
+			return &Error{Code: k.code, Type: k.typ, Message: se.Message}
+		}
+	}
+	return &Error{Code: fasthttp.StatusInternalServerError, Type: TypeInternalServerError,
+		Message: "internal error (an unclassified catalog refusal)", cause: se}
 }
 
 // classify turns an unexpected error into a 503 when the metastore is

@@ -15,6 +15,7 @@ import (
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/maskview"
+	"github.com/duckicelake/duckicelake/catalog/service"
 	"github.com/duckicelake/duckicelake/catalog/views"
 	"github.com/duckicelake/duckicelake/export"
 	"github.com/duckicelake/duckicelake/governance"
@@ -228,7 +229,7 @@ func (s *Server) ownsMaskingSchema(r *request, ns string) (bool, error) {
 	p := s.governancePrincipal(r)
 	schema, _, err := s.maskingSchema(r.ctx, &p, base, s.maskLease(r.p))
 	if err != nil {
-		if e := (*Error)(nil); errors.As(err, &e) && e.Code == fasthttp.StatusNotFound {
+		if e := (*Error)(nil); errors.Is(err, service.ErrNoSuchNamespace) || errors.As(err, &e) && e.Code == fasthttp.StatusNotFound {
 			return false, nil // the base namespace is gone
 		}
 		return false, err

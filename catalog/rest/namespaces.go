@@ -2,21 +2,15 @@ package rest
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/valyala/fasthttp"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/governance"
 )
-
-// propLocation is the namespace property that reports (and, at creation,
-// sets) the DuckLake schema's path. It is not stored as a property.
-const propLocation = "location"
 
 type namespaceBody struct {
 	Namespace  []string          `json:"namespace"`
@@ -42,10 +36,9 @@ type updatePropertiesBody struct {
 // schemaAt is a schema: its id, name and resolved path (ducklake.Schema).
 type schemaAt = ducklake.Schema
 
-// schemas lists the schemas visible at snap, by name; with name set, only
-// that one.
-func (s *Server) schemas(ctx context.Context, snap int64, name string) ([]schemaAt, error) {
-	return s.cat.SchemasAt(ctx, s.db, snap, name)
+// schemas lists the schemas visible at snap.
+func (s *Server) schemas(ctx context.Context, snap int64) ([]schemaAt, error) {
+	return s.svc.Namespaces(ctx, snap)
 }
 
 // schemaNow is the current snapshot and the namespace name as of it
@@ -61,14 +54,7 @@ func (s *Server) schemaNow(ctx context.Context, name string) (int64, schemaAt, e
 
 // schemaNamed finds schema name at snap, or answers NoSuchNamespace.
 func (s *Server) schemaNamed(ctx context.Context, snap int64, name string) (schemaAt, error) {
-	scs, err := s.schemas(ctx, snap, name)
-	if err != nil {
-		return schemaAt{}, err
-	}
-	if len(scs) == 0 {
-		return schemaAt{}, noSuchNamespace(name)
-	}
-	return scs[0], nil
+	return s.svc.NamespaceAt(ctx, snap, name)
 }
 
 func (s *Server) listNamespaces(r *request) error {
@@ -98,7 +84,7 @@ func (s *Server) listNamespaces(r *request) error {
 		}
 		return writeJSON(r.rc, listNamespacesBody{Namespaces: [][]string{}})
 	}
-	scs, err := s.schemas(r.ctx, snap, "")
+	scs, err := s.schemas(r.ctx, snap)
 	if err != nil {
 		return err
 	}
@@ -135,20 +121,11 @@ func (s *Server) loadNamespace(r *request) error {
 	if err != nil {
 		return err
 	}
-	props, err := s.namespaceProperties(r.ctx, sc)
+	props, err := s.svc.Properties(r.ctx, sc)
 	if err != nil {
 		return err
 	}
 	return writeJSON(r.rc, namespaceBody{Namespace: []string{sc.Name}, Properties: props})
-}
-
-func (s *Server) namespaceProperties(ctx context.Context, sc schemaAt) (map[string]string, error) {
-	props, err := s.cat.SchemaProperties(ctx, s.db, sc.ID)
-	if err != nil {
-		return nil, err
-	}
-	props[propLocation] = sc.Path
-	return props, nil
 }
 
 func (s *Server) namespaceExists(r *request) error {
@@ -156,32 +133,6 @@ func (s *Server) namespaceExists(r *request) error {
 		return err
 	}
 	r.rc.SetStatusCode(fasthttp.StatusNoContent)
-	return nil
-}
-
-// checkName validates a new schema or table name. DuckLake accepts any
-// string; these rules keep names usable as path segments of the data path
-// and in Iceberg identifiers.
-func checkName(kind, name string) error {
-	switch {
-	case name == "":
-		return badRequest("empty %s name", kind)
-	case len(name) > 1024:
-		return badRequest("%s name is %d bytes, at most 1024", kind, len(name))
-	case !utf8.ValidString(name):
-		return badRequest("%s name is not valid UTF-8", kind)
-	case name == "." || name == "..":
-		return badRequest("%s name %q is not allowed", kind, name)
-	case strings.ContainsRune(name, '/'):
-		return badRequest("%s name %q contains '/', which would nest its data path", kind, name)
-	case governance.IsMaskedName(name):
-		return badRequest("%s name %q: names starting with %q are reserved for governance's masking views", kind, name, governance.MaskedNamePrefix)
-	}
-	for _, c := range name {
-		if c < 0x20 || c == 0x7f {
-			return badRequest("%s name %q contains a control character", kind, name)
-		}
-	}
 	return nil
 }
 
@@ -196,69 +147,15 @@ func (s *Server) createNamespace(r *request) error {
 	if err := checkNamespace(req.Namespace); err != nil {
 		return err
 	}
-	name := req.Namespace[0]
-	if err := checkName("namespace", name); err != nil {
-		return err
-	}
-	if err := checkProperties(req.Properties, nil); err != nil {
-		return err
-	}
-	path, relative := name+"/", true
-	if loc, ok := req.Properties[propLocation]; ok {
-		if !strings.Contains(loc, "://") {
-			return badRequest("location %q must be an absolute URI such as s3://bucket/path/", loc)
-		}
-		path, relative = strings.TrimRight(loc, "/")+"/", false
-	}
-	stored := make(map[string]string, len(req.Properties))
-	for k, v := range req.Properties {
-		if k != propLocation {
-			stored[k] = v
-		}
-	}
-	_, err := s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
-		ed, err := s.cat.CreateSchema(ctx, tx, cur, next, ducklake.NewSchema{Name: name, Path: path, PathIsRelative: relative, Properties: stored})
-		if ee := (*ducklake.ExistsError)(nil); errors.As(err, &ee) {
-			return change{}, errorf(fasthttp.StatusConflict, TypeAlreadyExists, "Namespace already exists: %s", name)
-		}
-		return ed, err
-	})
+	ns, err := s.svc.CreateNamespace(r.ctx, r.p.Subject, req.Namespace[0], req.Properties)
 	if err != nil {
 		return err
 	}
-	props := map[string]string{}
-	for k, v := range req.Properties {
-		props[k] = v
-	}
-	if relative {
-		props[propLocation] = s.dataPath + path
-	} else {
-		props[propLocation] = path
-	}
-	return writeJSON(r.rc, namespaceBody{Namespace: []string{name}, Properties: props})
+	return writeJSON(r.rc, namespaceBody{Namespace: []string{ns.Name}, Properties: ns.Properties})
 }
 
-// defaultSchema is the schema every DuckLake catalog starts with; DuckDB
-// resolves unqualified names in it, so it is never dropped from here.
-const defaultSchema = "main"
-
 func (s *Server) dropNamespace(r *request) error {
-	if r.ns == defaultSchema {
-		return badRequest("namespace %q is the DuckLake catalog's default schema and cannot be dropped", defaultSchema)
-	}
-	_, err := s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, _ snapshotRow, next int64) (change, error) {
-		ed, err := s.cat.DropSchema(ctx, tx, next, r.ns)
-		var ne *ducklake.NotEmptyError
-		switch {
-		case errors.Is(err, ducklake.ErrNotFound):
-			return change{}, noSuchNamespace(r.ns)
-		case errors.As(err, &ne):
-			return change{}, errorf(fasthttp.StatusConflict, TypeNamespaceNotEmpty,
-				"Namespace %s is not empty: %d tables, %d views, %d macros", r.ns, ne.Tables, ne.Views, ne.Macros)
-		}
-		return ed, err
-	})
-	if err != nil {
+	if err := s.svc.DropNamespace(r.ctx, r.p.Subject, r.ns); err != nil {
 		return err
 	}
 	r.rc.SetStatusCode(fasthttp.StatusNoContent)
@@ -272,50 +169,9 @@ func (s *Server) updateProperties(r *request) error {
 	if err := s.readJSON(r.rc, &req); err != nil {
 		return err
 	}
-	if err := checkProperties(req.Updates, req.Removals); err != nil {
-		return err
-	}
-	for _, k := range req.Removals {
-		if _, ok := req.Updates[k]; ok {
-			return errorf(fasthttp.StatusUnprocessableEntity, TypeUnprocessableEntity,
-				"property %q is both updated and removed", k)
-		}
-	}
-	if _, ok := req.Updates[propLocation]; ok || slices.Contains(req.Removals, propLocation) {
-		return unsupported("the %q property is the DuckLake schema's path and cannot change", propLocation)
-	}
-	ch, err := s.cat.SetSchemaProperties(r.ctx, s.db, r.ns, req.Removals, req.Updates)
-	if errors.Is(err, ducklake.ErrNotFound) {
-		return noSuchNamespace(r.ns)
-	}
+	ch, err := s.svc.UpdateProperties(r.ctx, r.ns, req.Removals, req.Updates)
 	if err != nil {
 		return err
 	}
 	return writeJSON(r.rc, updatePropertiesBody{Updated: ch.Updated, Removed: ch.Removed, Missing: ch.Missing})
-}
-
-// checkProperties refuses property keys and values Postgres text cannot
-// hold: a NUL byte, or bytes that are not UTF-8 (a 400, not the 500 the
-// insert would fail with).
-func checkProperties(props map[string]string, keys []string) error {
-	for k, v := range props {
-		if err := checkPropertyText(k, v); err != nil {
-			return err
-		}
-	}
-	for _, k := range keys {
-		if err := checkPropertyText(k, ""); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func checkPropertyText(k, v string) error {
-	for _, t := range [...]string{k, v} {
-		if strings.IndexByte(t, 0) >= 0 || !utf8.ValidString(t) {
-			return badRequest("property %q: keys and values must be UTF-8 text without NUL bytes", k)
-		}
-	}
-	return nil
 }

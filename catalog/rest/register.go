@@ -12,6 +12,7 @@ import (
 
 	"github.com/duckicelake/duckicelake/catalog/commit"
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
+	"github.com/duckicelake/duckicelake/catalog/service"
 	"github.com/duckicelake/duckicelake/catalog/views"
 	"github.com/duckicelake/duckicelake/internal/objstore"
 )
@@ -31,7 +32,7 @@ func (s *Server) readRegistration(r *request, kind string) (req registerRequest,
 	if err := s.readJSON(r.rc, &req); err != nil {
 		return req, 0, schemaAt{}, err
 	}
-	if err := checkName(kind, req.Name); err != nil {
+	if err := service.CheckName(kind, req.Name); err != nil {
 		return req, 0, schemaAt{}, err
 	}
 	if req.MetadataLocation == "" {

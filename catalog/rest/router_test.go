@@ -62,21 +62,6 @@ func TestDecodeNamespace(t *testing.T) {
 	}
 }
 
-func TestCheckName(t *testing.T) {
-	for _, ok := range []string{"sales", "with space", "ünï", `quo"te`, "a.b", "_mask_x", "x__mask_"} {
-		if err := checkName("table", ok); err != nil {
-			t.Errorf("checkName(%q) = %v", ok, err)
-		}
-	}
-	// __mask_ names are governance's masking views', in any case.
-	for _, bad := range []string{"", ".", "..", "a/b", "a\x1fb", "tab\tname", "\xff", strings.Repeat("x", 1025),
-		"__mask_customers", "__MASK_x", "__Mask_"} {
-		if err := checkName("table", bad); err == nil {
-			t.Errorf("checkName(%q) accepted it", bad)
-		}
-	}
-}
-
 func TestPaginate(t *testing.T) {
 	names := []string{"a", "b", "c", "d", "e"}
 	args := func(q string) *fasthttp.Args {

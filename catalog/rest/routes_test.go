@@ -1,9 +1,11 @@
 package rest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
 
+	"github.com/duckicelake/duckicelake/catalog/service"
 	"github.com/duckicelake/duckicelake/governance"
 )
 
@@ -131,25 +134,35 @@ func TestRouterRefusals(t *testing.T) {
 	}
 }
 
-// TestCheckProperties: NUL bytes or invalid UTF-8 in a property key or
-// value are a 400 before Postgres sees them.
-func TestCheckProperties(t *testing.T) {
-	for _, bad := range []struct {
-		props map[string]string
-		keys  []string
+// TestServiceErrors: each kind of catalog/service refusal is answered
+// with its Iceberg status and type and the service's message, and a kind
+// the table lacks is a 500 rather than a guess.
+func TestServiceErrors(t *testing.T) {
+	for _, tc := range []struct {
+		kind error
+		code int
+		typ  string
 	}{
-		{props: map[string]string{"a\x00": "v"}},
-		{props: map[string]string{"a": "v\x00"}},
-		{props: map[string]string{"\xff": "v"}},
-		{keys: []string{"k\x00"}},
+		{service.ErrNoSuchNamespace, 404, TypeNoSuchNamespace},
+		{service.ErrAlreadyExists, 409, TypeAlreadyExists},
+		{service.ErrNotEmpty, 409, TypeNamespaceNotEmpty},
+		{service.ErrConflict, 409, TypeCommitFailed},
+		{service.ErrInvalid, 400, TypeBadRequest},
+		{service.ErrUnprocessable, 422, TypeUnprocessableEntity},
+		{service.ErrUnsupported, unsupported("x").Code, TypeUnsupported},
+		{errors.New("a kind nobody mapped"), 500, TypeInternalServerError},
 	} {
-		err := checkProperties(bad.props, bad.keys)
-		if e := (*Error)(nil); err == nil || !errors.As(err, &e) || e.Code != 400 {
-			t.Errorf("checkProperties(%q, %q) = %v, want a 400", bad.props, bad.keys, err)
+		e := fromService(&service.Error{Kind: tc.kind, Message: "the message"})
+		if e.Code != tc.code || e.Type != tc.typ || tc.code != 500 && e.Message != "the message" {
+			t.Errorf("%v: answered %d %s %q, want %d %s", tc.kind, e.Code, e.Type, e.Message, tc.code, tc.typ)
 		}
 	}
-	if err := checkProperties(map[string]string{"owner": "ünï"}, []string{"x"}); err != nil {
-		t.Errorf("checkProperties refused good text: %v", err)
+	// Wrapped, as a change inside a commit returns it.
+	var ctx fasthttp.RequestCtx
+	s := &Server{log: zap.NewNop(), now: time.Now}
+	s.writeError(&ctx, fmt.Errorf("commit: %w", service.NoSuchNamespace("gone")))
+	if ctx.Response.StatusCode() != 404 || !bytes.Contains(ctx.Response.Body(), []byte("Namespace does not exist: gone")) {
+		t.Errorf("wrapped refusal answered %d %s", ctx.Response.StatusCode(), ctx.Response.Body())
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/duckicelake/duckicelake/catalog/commit"
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/oauth"
+	"github.com/duckicelake/duckicelake/catalog/service"
 	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/internal/bounded"
 	"github.com/duckicelake/duckicelake/internal/creds"
@@ -90,8 +91,8 @@ type Server struct {
 	auditScratch sync.Pool
 	db           DB
 	reader       *ducklake.Reader
-	writer       *ducklake.Writer
-	cat          *ducklake.Catalog // the catalog's statements (schemas, tables, views)
+	svc          *service.Catalog  // the catalog's operations (namespaces; the snapshot commit)
+	cat          *ducklake.Catalog // svc's statements, for the routes not yet moved into svc
 	mat          Materializer
 	keyring      *creds.Keyring
 	signer       *remoteSigner // nil: remote signing is not configured
@@ -138,7 +139,6 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		cfg:     cfg,
 		db:      deps.DB,
 		reader:  ducklake.NewReader(deps.DB, cfg.Schema),
-		writer:  ducklake.NewWriter(deps.DB, cfg.Schema),
 		mat:     deps.Materializer,
 		keyring: deps.Keyring,
 		objects: deps.Objects,
@@ -188,8 +188,8 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		return nil, fmt.Errorf("rest: metrics: %w", err)
 	}
 	s.snap.ttl = cfg.SnapshotTTL
-	s.cache.max = cfg.CacheEntries
-	s.govCache.max = cfg.CacheEntries
+	s.cache.Max = cfg.CacheEntries
+	s.govCache.Max = cfg.CacheEntries
 
 	md, err := s.reader.Metadata(ctx)
 	if err != nil {
@@ -199,7 +199,9 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		return nil, fmt.Errorf("rest: %w", err)
 	}
 	s.dataPath = md.DataPath
-	s.cat = ducklake.NewCatalog(cfg.Schema, md.DataPath)
+	s.svc = service.New(service.Config{DB: deps.DB, Schema: cfg.Schema, DataPath: md.DataPath,
+		Committed: func(id int64) { s.snap.set(catalogState{id: id}, time.Now()) }})
+	s.cat = s.svc.Statements()
 	// The sidecar tables this build needs (a catalog DuckDB created, or an
 	// older duckicelake initialised, lacks some).
 	if _, err := ducklake.Migrate(ctx, deps.DB, cfg.Schema); err != nil {

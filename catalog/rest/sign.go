@@ -905,7 +905,7 @@ func (s *Server) tableIndex(ctx context.Context) (*tableIdx, error) {
 	if idx != nil && idx.snap == snap {
 		return idx, nil
 	}
-	scs, err := s.schemas(ctx, snap, "")
+	scs, err := s.schemas(ctx, snap)
 	if err != nil {
 		return nil, err
 	}

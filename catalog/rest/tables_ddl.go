@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
+	"github.com/duckicelake/duckicelake/catalog/service"
 	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
@@ -201,7 +202,7 @@ func (s *Server) readRename(r *request, kind string) (srcNS, src, dstNS, dst str
 			return "", "", "", "", err
 		}
 	}
-	if err := checkName(kind, dst); err != nil {
+	if err := service.CheckName(kind, dst); err != nil {
 		return "", "", "", "", err
 	}
 	return srcNS, src, dstNS, dst, nil

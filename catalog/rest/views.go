@@ -14,6 +14,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
+	"github.com/duckicelake/duckicelake/catalog/service"
 	"github.com/duckicelake/duckicelake/catalog/views"
 	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/internal/objstore"
@@ -349,7 +350,7 @@ func (s *Server) createView(r *request) error {
 	if err := s.readJSON(r.rc, &req); err != nil {
 		return err
 	}
-	if err := checkName("view", req.Name); err != nil {
+	if err := service.CheckName("view", req.Name); err != nil {
 		return err
 	}
 	if req.Schema == nil {
