@@ -153,6 +153,7 @@ var serviceErrors = []struct {
 	typ  string
 }{
 	{service.ErrNoSuchNamespace, fasthttp.StatusNotFound, TypeNoSuchNamespace},
+	{service.ErrNoSuchTable, fasthttp.StatusNotFound, TypeNoSuchTable},
 	{service.ErrAlreadyExists, fasthttp.StatusConflict, TypeAlreadyExists},
 	{service.ErrNotEmpty, fasthttp.StatusConflict, TypeNamespaceNotEmpty},
 	{service.ErrConflict, fasthttp.StatusConflict, TypeCommitFailed},

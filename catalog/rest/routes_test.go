@@ -144,6 +144,7 @@ func TestServiceErrors(t *testing.T) {
 		typ  string
 	}{
 		{service.ErrNoSuchNamespace, 404, TypeNoSuchNamespace},
+		{service.ErrNoSuchTable, 404, TypeNoSuchTable},
 		{service.ErrAlreadyExists, 409, TypeAlreadyExists},
 		{service.ErrNotEmpty, 409, TypeNamespaceNotEmpty},
 		{service.ErrConflict, 409, TypeCommitFailed},

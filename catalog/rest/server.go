@@ -199,7 +199,8 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		return nil, fmt.Errorf("rest: %w", err)
 	}
 	s.dataPath = md.DataPath
-	s.svc = service.New(service.Config{DB: deps.DB, Schema: cfg.Schema, DataPath: md.DataPath,
+	s.commits = commit.New(commit.Config{Schema: cfg.Schema, Objects: deps.Objects, MaxFormatVersion: 3})
+	s.svc = service.New(service.Config{DB: deps.DB, Schema: cfg.Schema, DataPath: md.DataPath, Commits: s.commits, CanPurge: deps.Objects != nil,
 		Committed: func(id int64) { s.snap.set(catalogState{id: id}, time.Now()) }})
 	s.cat = s.svc.Statements()
 	// The sidecar tables this build needs (a catalog DuckDB created, or an
@@ -209,7 +210,6 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 	}
 	// catalog/materialize serves a table in the format version its
 	// duckicelake.format-version property names, up to 3.
-	s.commits = commit.New(commit.Config{Schema: cfg.Schema, Objects: deps.Objects, MaxFormatVersion: 3})
 	if s.configBody, err = s.encodeConfig(); err != nil {
 		return nil, err
 	}

@@ -60,41 +60,10 @@ func (s *Server) nameKind(ctx context.Context, q ducklake.Querier, schemaID int6
 	return s.cat.NameKind(ctx, q, schemaID, name)
 }
 
-// nameClash answers 409 AlreadyExists when creating a table or view (kind)
-// called ns.name would clash with a live table or view of schemaID, in the
-// words Iceberg's catalog tests expect; nil when the name is free. Tables
-// and views share one namespace of names, as in DuckDB.
+// nameClash refuses a new table or view (kind) called ns.name that would
+// clash with a live one (service.Catalog.NameClash).
 func (s *Server) nameClash(ctx context.Context, q ducklake.Querier, schemaID int64, ns, name string, kind objectKind) error {
-	have, err := s.nameKind(ctx, q, schemaID, name)
-	if err != nil || have == 0 {
-		return err
-	}
-	var msg string
-	switch {
-	case have == kindView && kind == kindView:
-		msg = "View already exists"
-	case have == kindView:
-		msg = "View with same name already exists"
-	case kind == kindTable:
-		msg = "Table already exists"
-	default:
-		msg = "Table with same name already exists"
-	}
-	return errorf(fasthttp.StatusConflict, TypeAlreadyExists, "%s: %s.%s", msg, ns, name)
-}
-
-// renameClash answers 409 AlreadyExists when renaming from (ns.name) to
-// toNS.to would clash with a live table or view of schema toSchemaID.
-func (s *Server) renameClash(ctx context.Context, q ducklake.Querier, toSchemaID int64, from, toNS, to string) error {
-	have, err := s.nameKind(ctx, q, toSchemaID, to)
-	if err != nil || have == 0 {
-		return err
-	}
-	what := "Table"
-	if have == kindView {
-		what = "View"
-	}
-	return errorf(fasthttp.StatusConflict, TypeAlreadyExists, "Cannot rename %s to %s.%s. %s already exists", from, toNS, to, what)
+	return s.svc.NameClash(ctx, q, schemaID, ns, name, kind)
 }
 
 // liveView is a view that exists now, with its sidecar row if it has one.
@@ -556,7 +525,7 @@ func (s *Server) renameView(r *request) error {
 		if err != nil {
 			return change{}, err
 		}
-		if err := s.renameClash(ctx, tx, dsc.ID, srcNS+"."+src, dstNS, dst); err != nil {
+		if err := s.svc.RenameClash(ctx, tx, dsc.ID, srcNS+"."+src, dstNS, dst); err != nil {
 			return change{}, err
 		}
 		return s.cat.RenameView(ctx, tx, next, v.View, src, dsc, dst)

@@ -6,11 +6,13 @@
 // a method here and encodes the answer or maps the typed [*Error] to an
 // Iceberg ErrorModel.
 //
-// Namespaces and the snapshot commit ([Catalog.Commit]) live here; the
-// table, view and commit routes of catalog/rest still drive
+// Namespaces, table drops and renames, the name rules of tables and views
+// and the snapshot commit ([Catalog.Commit]) live here; the create,
+// register, view and Iceberg-commit routes of catalog/rest still drive
 // catalog/ducklake, catalog/commit and catalog/materialize themselves
 // through Commit, and move here route by route.
 //
-// It may import catalog/ducklake, governance (the reserved masking-view
-// names) and pgx; never catalog/rest or a transport.
+// It may import catalog/ducklake, catalog/commit, internal/objstore
+// (locations), governance (the reserved masking-view names) and pgx; never
+// catalog/rest or a transport.
 package service

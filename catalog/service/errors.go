@@ -9,6 +9,7 @@ import (
 // Iceberg ErrorModel type to a transport.
 var (
 	ErrNoSuchNamespace = errors.New("no such namespace")
+	ErrNoSuchTable     = errors.New("no such table")
 	ErrAlreadyExists   = errors.New("already exists")
 	ErrNotEmpty        = errors.New("namespace not empty")
 	ErrConflict        = errors.New("commit conflict")       // retry the request

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/duckicelake/duckicelake/catalog/commit"
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 )
 
@@ -23,6 +24,12 @@ type Config struct {
 	// DataPath is the catalog's data path ("s3://lake/data/"), which
 	// relative schema paths resolve against.
 	DataPath string
+	// Commits is the Iceberg commit path, whose state (statistics files)
+	// a table drop ends with the table's rows.
+	Commits *commit.Catalog
+	// CanPurge says whether the catalog has a storage client to delete a
+	// dropped table's files with (DropTable with purge).
+	CanPurge bool
 	// Committed, when set, is told of every snapshot this catalog commits,
 	// before the method that committed it returns (a cache of the current
 	// snapshot, say).
@@ -35,7 +42,9 @@ type Catalog struct {
 	db        DB
 	cat       *ducklake.Catalog
 	writer    *ducklake.Writer
+	commits   *commit.Catalog
 	dataPath  string
+	canPurge  bool
 	committed func(int64)
 }
 
@@ -45,7 +54,9 @@ func New(cfg Config) *Catalog {
 		db:        cfg.DB,
 		cat:       ducklake.NewCatalog(cfg.Schema, cfg.DataPath),
 		writer:    ducklake.NewWriter(cfg.DB, cfg.Schema),
+		commits:   cfg.Commits,
 		dataPath:  cfg.DataPath,
+		canPurge:  cfg.CanPurge,
 		committed: cfg.Committed,
 	}
 	if c.committed == nil {

@@ -8,8 +8,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/duckicelake/duckicelake/catalog/commit"
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
+	"github.com/duckicelake/duckicelake/catalog/iceberg"
 	"github.com/duckicelake/duckicelake/catalog/service"
+	"github.com/duckicelake/duckicelake/internal/objstore"
 	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
 
@@ -122,3 +125,87 @@ func TestNamespaces(t *testing.T) {
 }
 
 func second[T any](_ T, err error) error { return err }
+
+// createTable creates table ns.name through the Iceberg create path, as
+// the REST create route does.
+func createTable(t *testing.T, c *service.Catalog, commits *commit.Catalog, ns, name, location string) {
+	t.Helper()
+	req := &commit.CreateTableRequest{Name: name, Location: location, Schema: &iceberg.Schema{Fields: []iceberg.NestedField{
+		{ID: 1, Name: "id", Required: true, Type: iceberg.Primitive(iceberg.TypeLong)}}}}
+	_, err := c.Commit(context.Background(), "alice", func(ctx context.Context, tx pgx.Tx, head ducklake.Head, next int64) (ducklake.Edit, error) {
+		sc, err := c.LiveSchema(ctx, tx, ns, service.NoSuchNamespace(ns))
+		if err != nil {
+			return ducklake.Edit{}, err
+		}
+		snap := &commit.Snapshot{ID: next, Head: head.ID, SchemaVersion: head.SchemaVersion,
+			NextCatalogID: head.NextCatalogID, NextFileID: head.NextFileID}
+		if _, err := commits.CreateTable(ctx, tx, snap, commit.Namespace{ID: sc.ID, Name: ns, Path: sc.Path}, req); err != nil {
+			return ducklake.Edit{}, err
+		}
+		return ducklake.Edit{Changes: snap.Changes(), CatalogIDs: snap.NextCatalogID - head.NextCatalogID}, nil
+	})
+	if err != nil {
+		t.Fatalf("create %s.%s: %v", ns, name, err)
+	}
+}
+
+func TestTableDropAndRename(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dsn := pgtest.Database(t)
+	if _, err := ducklake.Init(ctx, pgtest.Connect(t, dsn), ducklake.InitOptions{DataPath: "s3://lake/data/"}); err != nil {
+		t.Fatal(err)
+	}
+	commits := commit.New(commit.Config{MaxFormatVersion: 3})
+	c := service.New(service.Config{DB: pgtest.Pool(t, dsn), DataPath: "s3://lake/data/", Commits: commits, CanPurge: true})
+	for _, ns := range []string{"sales", "other"} {
+		if _, err := c.CreateNamespace(ctx, "alice", ns, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	createTable(t, c, commits, "sales", "orders", "")
+	createTable(t, c, commits, "sales", "taken", "")
+	// (Tables sharing a prefix or without a directory of their own, which
+	// a purge refuses, only DuckDB makes: test/catalog's purge tests.)
+	createTable(t, c, commits, "sales", "nested", "")
+	createTable(t, c, commits, "other", "keep", "")
+
+	for _, tc := range []struct {
+		name string
+		err  error
+		kind error
+	}{
+		{"a rename onto a live table", second(c.RenameTable(ctx, "bob", "sales", "orders", "sales", "taken")), service.ErrAlreadyExists},
+		{"a rename to another namespace", second(c.RenameTable(ctx, "bob", "sales", "orders", "other", "orders")), service.ErrUnsupported},
+		{"a rename into a namespace that never was", second(c.RenameTable(ctx, "bob", "sales", "orders", "nope", "orders")), service.ErrNoSuchNamespace},
+		{"a rename of a table that never was", second(c.RenameTable(ctx, "bob", "sales", "ghost", "sales", "x")), service.ErrNoSuchTable},
+		{"a rename to a masking-view name", second(c.RenameTable(ctx, "bob", "sales", "orders", "sales", "__mask_orders")), service.ErrInvalid},
+		{"a drop of a table that never was", second(c.DropTable(ctx, "bob", "sales", "ghost", false)), service.ErrNoSuchTable},
+	} {
+		if !errors.Is(tc.err, tc.kind) {
+			t.Errorf("%s: %v, want %v", tc.name, tc.err, tc.kind)
+		}
+	}
+
+	snap, err := c.RenameTable(ctx, "alice", "sales", "orders", "sales", "orders2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	renamed, err := c.DropTable(ctx, "alice", "sales", "orders2", false)
+	if err != nil || renamed.Snapshot <= snap || renamed.Purge != (objstore.Location{}) {
+		t.Fatalf("drop after rename: %+v, %v (rename at %d)", renamed, err, snap)
+	}
+	d, err := c.DropTable(ctx, "alice", "sales", "taken", true)
+	if err != nil || d.Purge.String() != "s3://lake/data/sales/taken/" {
+		t.Fatalf("purging drop: %+v (%s), %v", d, d.Purge, err)
+	}
+	if _, err := c.DropTable(ctx, "alice", "sales", "nested", false); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DropNamespace(ctx, "alice", "sales"); err != nil {
+		t.Errorf("sales, emptied: %v", err)
+	}
+	if err := c.DropNamespace(ctx, "alice", "other"); !errors.Is(err, service.ErrNotEmpty) {
+		t.Errorf("other, holding keep: %v, want ErrNotEmpty", err)
+	}
+}
