@@ -154,6 +154,7 @@ var serviceErrors = []struct {
 }{
 	{service.ErrNoSuchNamespace, fasthttp.StatusNotFound, TypeNoSuchNamespace},
 	{service.ErrNoSuchTable, fasthttp.StatusNotFound, TypeNoSuchTable},
+	{service.ErrNoSuchView, fasthttp.StatusNotFound, TypeNoSuchView},
 	{service.ErrAlreadyExists, fasthttp.StatusConflict, TypeAlreadyExists},
 	{service.ErrNotEmpty, fasthttp.StatusConflict, TypeNamespaceNotEmpty},
 	{service.ErrConflict, fasthttp.StatusConflict, TypeCommitFailed},

@@ -145,6 +145,7 @@ func TestServiceErrors(t *testing.T) {
 	}{
 		{service.ErrNoSuchNamespace, 404, TypeNoSuchNamespace},
 		{service.ErrNoSuchTable, 404, TypeNoSuchTable},
+		{service.ErrNoSuchView, 404, TypeNoSuchView},
 		{service.ErrAlreadyExists, 409, TypeAlreadyExists},
 		{service.ErrNotEmpty, 409, TypeNamespaceNotEmpty},
 		{service.ErrConflict, 409, TypeCommitFailed},

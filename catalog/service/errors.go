@@ -10,6 +10,7 @@ import (
 var (
 	ErrNoSuchNamespace = errors.New("no such namespace")
 	ErrNoSuchTable     = errors.New("no such table")
+	ErrNoSuchView      = errors.New("no such view")
 	ErrAlreadyExists   = errors.New("already exists")
 	ErrNotEmpty        = errors.New("namespace not empty")
 	ErrConflict        = errors.New("commit conflict")       // retry the request
@@ -38,4 +39,10 @@ func refuse(kind error, format string, args ...any) *Error {
 // not exist.
 func NoSuchNamespace(name string) *Error {
 	return refuse(ErrNoSuchNamespace, "Namespace does not exist: %s", name)
+}
+
+// NoSuchView is the refusal of a request naming a view that does not
+// exist (or whose namespace does not).
+func NoSuchView(ns, name string) *Error {
+	return refuse(ErrNoSuchView, "View does not exist: %s.%s", ns, name)
 }

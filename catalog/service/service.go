@@ -8,6 +8,7 @@ import (
 
 	"github.com/duckicelake/duckicelake/catalog/commit"
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
+	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
 // DB is the metastore connection the catalog runs on: queries, and the
@@ -27,6 +28,10 @@ type Config struct {
 	// Commits is the Iceberg commit path, whose state (statistics files)
 	// a table drop ends with the table's rows.
 	Commits *commit.Catalog
+	// Objects is the object store of the catalog's files (view metadata,
+	// registered tables' metadata); nil when it has none, and then CanPurge
+	// is false too.
+	Objects objstore.Store
 	// CanPurge says whether the catalog has a storage client to delete a
 	// dropped table's files with (DropTable with purge).
 	CanPurge bool
@@ -43,6 +48,7 @@ type Catalog struct {
 	cat       *ducklake.Catalog
 	writer    *ducklake.Writer
 	commits   *commit.Catalog
+	objects   objstore.Store
 	dataPath  string
 	canPurge  bool
 	committed func(int64)
@@ -55,6 +61,7 @@ func New(cfg Config) *Catalog {
 		cat:       ducklake.NewCatalog(cfg.Schema, cfg.DataPath),
 		writer:    ducklake.NewWriter(cfg.DB, cfg.Schema),
 		commits:   cfg.Commits,
+		objects:   cfg.Objects,
 		dataPath:  cfg.DataPath,
 		canPurge:  cfg.CanPurge,
 		committed: cfg.Committed,
