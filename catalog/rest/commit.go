@@ -8,11 +8,11 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/valyala/fasthttp"
 
 	"github.com/duckicelake/duckicelake/catalog/commit"
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
 	"github.com/duckicelake/duckicelake/catalog/iceberg"
+	"github.com/duckicelake/duckicelake/catalog/service"
 	"github.com/duckicelake/duckicelake/governance"
 )
 
@@ -212,23 +212,6 @@ func (s *Server) prefetchManifests(ctx context.Context, changes []tableChange) e
 }
 
 // commitError answers a refused commit with the ErrorModel type Iceberg
-// clients map to the right exception; other errors pass through.
-func commitError(err error) error {
-	var ce *commit.Error
-	if !errors.As(err, &ce) {
-		return err
-	}
-	switch {
-	case errors.Is(err, commit.ErrConflict):
-		return errorf(fasthttp.StatusConflict, TypeCommitFailed, "%s", ce.Message)
-	case errors.Is(err, commit.ErrExists):
-		return errorf(fasthttp.StatusConflict, TypeAlreadyExists, "%s", ce.Message)
-	case errors.Is(err, commit.ErrNotFound):
-		return errorf(fasthttp.StatusNotFound, TypeNoSuchTable, "%s", ce.Message)
-	case errors.Is(err, commit.ErrForbidden):
-		return forbidden("%s", ce.Message)
-	case errors.Is(err, commit.ErrUnsupported):
-		return errorf(fasthttp.StatusNotAcceptable, TypeUnsupported, "%s", ce.Message)
-	}
-	return badRequest("%s", ce.Message)
-}
+// clients map to the right exception (service.CommitError); other errors
+// pass through.
+func commitError(err error) error { return service.CommitError(err) }

@@ -1,11 +1,9 @@
 package rest
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/valyala/fasthttp"
 
 	"github.com/duckicelake/duckicelake/catalog/commit"
@@ -27,29 +25,10 @@ func (s *Server) createTable(r *request) error {
 	if err := s.readJSON(r.rc, &req); err != nil {
 		return err
 	}
-	if err := service.CheckName("table", req.Name); err != nil {
-		return err
-	}
-	if req.Schema == nil {
-		return badRequest("a table needs a schema")
-	}
 	if req.StageCreate {
 		return s.stageTable(r, &req)
 	}
-	_, err := s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
-		sc, err := s.liveSchema(ctx, tx, r.ns, noSuchNamespace(r.ns))
-		if err != nil {
-			return change{}, err
-		}
-		snap := &commit.Snapshot{ID: next, Head: cur.ID, SchemaVersion: cur.SchemaVersion,
-			NextCatalogID: cur.NextCatalogID, NextFileID: cur.NextFileID}
-		ns := commit.Namespace{ID: sc.ID, Name: r.ns, Path: sc.Path}
-		if _, err := s.commits.CreateTable(ctx, tx, snap, ns, &req); err != nil {
-			return change{}, commitError(err)
-		}
-		return change{Changes: snap.Changes(), CatalogIDs: snap.NextCatalogID - cur.NextCatalogID}, nil
-	})
-	if err != nil {
+	if err := s.svc.CreateTable(r.ctx, r.p.Subject, r.ns, &req); err != nil {
 		return err
 	}
 	r.table = req.Name
@@ -61,18 +40,13 @@ func (s *Server) createTable(r *request) error {
 // location, with credentials for the table's location when asked for (the
 // client may write data files before it commits).
 func (s *Server) stageTable(r *request, req *commit.CreateTableRequest) error {
-	snap, sc, err := s.schemaNow(r.ctx, r.ns)
+	snap, err := s.currentSnapshot(r.ctx)
 	if err != nil {
 		return err
 	}
-	if _, err := s.tableAt(r.ctx, snap, r.ns, req.Name); err == nil {
-		return errorf(fasthttp.StatusConflict, TypeAlreadyExists, "Table already exists: %s.%s", r.ns, req.Name)
-	} else if !isNoSuchTable(err) {
-		return err
-	}
-	md, err := s.commits.StageTable(r.ctx, s.db, snap, commit.Namespace{ID: sc.ID, Name: r.ns, Path: sc.Path}, req, s.now())
+	md, err := s.svc.StageTable(r.ctx, snap, r.ns, req, s.now())
 	if err != nil {
-		return commitError(err)
+		return err
 	}
 	meta, err := json.Marshal(md)
 	if err != nil {
@@ -112,7 +86,8 @@ func (s *Server) stageTable(r *request, req *commit.CreateTableRequest) error {
 	return nil
 }
 
+// isNoSuchTable reports whether err answers NoSuchTable.
 func isNoSuchTable(err error) bool {
 	var e *Error
-	return errors.As(err, &e) && e.Type == TypeNoSuchTable
+	return errors.Is(err, service.ErrNoSuchTable) || errors.As(err, &e) && e.Type == TypeNoSuchTable
 }

@@ -157,6 +157,7 @@ var serviceErrors = []struct {
 	{service.ErrNoSuchView, fasthttp.StatusNotFound, TypeNoSuchView},
 	{service.ErrAlreadyExists, fasthttp.StatusConflict, TypeAlreadyExists},
 	{service.ErrNotEmpty, fasthttp.StatusConflict, TypeNamespaceNotEmpty},
+	{service.ErrForbidden, fasthttp.StatusForbidden, TypeForbidden},
 	{service.ErrConflict, fasthttp.StatusConflict, TypeCommitFailed},
 	{service.ErrInvalid, fasthttp.StatusBadRequest, TypeBadRequest},
 	{service.ErrUnprocessable, fasthttp.StatusUnprocessableEntity, TypeUnprocessableEntity},

@@ -47,14 +47,8 @@ func (s *Server) readRegistration(r *request, kind string) (req registerRequest,
 // as LoadTable answers it. It needs what creating a table needs: write
 // access to the namespace.
 //
-// overwrite=true is refused when the table exists. Registering over it
-// would mean dropping the DuckLake table and creating another from the
-// metadata file in its place, and the file knows nothing of what DuckDB
-// wrote to the table that no Iceberg metadata records (rows and deletions
-// it keeps inlined in Postgres, its own snapshots): they would be lost
-// without anyone asking for it. Dropping the table first makes that an
-// explicit choice. When the table does not exist, overwrite changes
-// nothing.
+// overwrite=true is refused when the table exists
+// (service.Catalog.RegisterTable says why).
 func (s *Server) registerTable(r *request) error {
 	if s.mat == nil {
 		return unsupported("%s", offMat)
@@ -63,58 +57,12 @@ func (s *Server) registerTable(r *request) error {
 	if err != nil {
 		return err
 	}
-	// Name clashes first: they need no object storage round trip, and an
-	// existing name is the answer whatever the metadata file holds.
-	if err := s.registerClash(r.ctx, s.db, sc.ID, r.ns, req.Name, req.Overwrite); err != nil {
-		return err
-	}
-	ns := commit.Namespace{ID: sc.ID, Name: r.ns, Path: sc.Path}
-	reg, err := s.commits.ReadRegistration(r.ctx, s.db, snap, ns, req.Name, req.MetadataLocation)
-	if err != nil {
-		return commitError(err)
-	}
-	_, err = s.commitDDL(r.ctx, r.p.Subject, func(ctx context.Context, tx pgx.Tx, cur snapshotRow, next int64) (change, error) {
-		live, err := s.liveSchema(ctx, tx, r.ns, noSuchNamespace(r.ns))
-		if err != nil {
-			return change{}, err
-		}
-		if live.ID != sc.ID {
-			// Dropped and created again since the files were checked
-			// against its location.
-			return change{}, errorf(fasthttp.StatusConflict, TypeCommitFailed, "namespace %s changed during the registration; retry", r.ns)
-		}
-		if err := s.registerClash(ctx, tx, sc.ID, r.ns, req.Name, req.Overwrite); err != nil {
-			return change{}, err
-		}
-		snap := &commit.Snapshot{ID: next, Head: cur.ID, SchemaVersion: cur.SchemaVersion,
-			NextCatalogID: cur.NextCatalogID, NextFileID: cur.NextFileID}
-		if _, err := s.commits.Register(ctx, tx, snap, ns, req.Name, reg); err != nil {
-			return change{}, commitError(err)
-		}
-		return change{Changes: snap.Changes(), CatalogIDs: snap.NextCatalogID - cur.NextCatalogID,
-			FileIDs: snap.NextFileID - cur.NextFileID}, nil
-	})
-	if err != nil {
+	if err := s.svc.RegisterTable(r.ctx, r.p.Subject, snap, sc, req.Name, req.MetadataLocation, req.Overwrite); err != nil {
 		return err
 	}
 	r.table = req.Name
 	s.cache.drop(r.ns, r.table) // a table of that name dropped earlier
 	return s.loadTable(r)
-}
-
-// registerClash answers a table registration whose name is taken: 409, or
-// 501 for overwrite=true over a table (see registerTable).
-func (s *Server) registerClash(ctx context.Context, q ducklake.Querier, schemaID int64, ns, name string, overwrite bool) error {
-	if overwrite {
-		switch kind, err := s.nameKind(ctx, q, schemaID, name); {
-		case err != nil:
-			return err
-		case kind == kindTable:
-			return errorf(fasthttp.StatusNotAcceptable, TypeUnsupported,
-				"overwrite: registering over table %s.%s would replace a DuckLake table whose rows and history DuckDB may have written outside any Iceberg metadata file; drop the table first, then register", ns, name)
-		}
-	}
-	return s.nameClash(ctx, q, schemaID, ns, name, kindTable)
 }
 
 // maxViewMetadataBytes bounds a view metadata file read for register-view.

@@ -148,6 +148,7 @@ func TestServiceErrors(t *testing.T) {
 		{service.ErrNoSuchView, 404, TypeNoSuchView},
 		{service.ErrAlreadyExists, 409, TypeAlreadyExists},
 		{service.ErrNotEmpty, 409, TypeNamespaceNotEmpty},
+		{service.ErrForbidden, 403, TypeForbidden},
 		{service.ErrConflict, 409, TypeCommitFailed},
 		{service.ErrInvalid, 400, TypeBadRequest},
 		{service.ErrUnprocessable, 422, TypeUnprocessableEntity},

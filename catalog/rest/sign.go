@@ -836,7 +836,7 @@ func (s *Server) tableScopeOf(ctx context.Context, p *Principal, ns, table strin
 		return e.scope, nil
 	}
 	t, err := s.tableAt(ctx, snap, ns, table)
-	if e := (*Error)(nil); errors.As(err, &e) && e.Type == TypeNoSuchTable && s.principalAllows(p, governance.ActionCreateTable, ns) {
+	if isNoSuchTable(err) && s.principalAllows(p, governance.ActionCreateTable, ns) {
 		sc, serr := s.schemaNamed(ctx, snap, ns)
 		if serr != nil {
 			return tableScope{}, serr

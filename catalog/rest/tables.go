@@ -70,11 +70,7 @@ func writeIdentifiers(r *request, ns string, names []string) error {
 // tableAt finds table ns.name visible at snap; NoSuchTable when it (or its
 // namespace) does not exist then.
 func (s *Server) tableAt(ctx context.Context, snap int64, ns, name string) (ducklake.Table, error) {
-	t, err := s.reader.TableByName(ctx, snap, ns, name)
-	if errors.Is(err, ducklake.ErrNotFound) {
-		return t, noSuchTable(ns, name)
-	}
-	return t, err
+	return s.svc.TableAt(ctx, snap, ns, name)
 }
 
 func (s *Server) tableExists(r *request) error {

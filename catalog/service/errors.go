@@ -13,6 +13,7 @@ var (
 	ErrNoSuchView      = errors.New("no such view")
 	ErrAlreadyExists   = errors.New("already exists")
 	ErrNotEmpty        = errors.New("namespace not empty")
+	ErrForbidden       = errors.New("forbidden")
 	ErrConflict        = errors.New("commit conflict")       // retry the request
 	ErrInvalid         = errors.New("invalid request")       // the caller's input is wrong
 	ErrUnprocessable   = errors.New("unprocessable request") // well-formed, contradictory

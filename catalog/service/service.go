@@ -46,6 +46,7 @@ type Config struct {
 type Catalog struct {
 	db        DB
 	cat       *ducklake.Catalog
+	reader    *ducklake.Reader
 	writer    *ducklake.Writer
 	commits   *commit.Catalog
 	objects   objstore.Store
@@ -59,6 +60,7 @@ func New(cfg Config) *Catalog {
 	c := &Catalog{
 		db:        cfg.DB,
 		cat:       ducklake.NewCatalog(cfg.Schema, cfg.DataPath),
+		reader:    ducklake.NewReader(cfg.DB, cfg.Schema),
 		writer:    ducklake.NewWriter(cfg.DB, cfg.Schema),
 		commits:   cfg.Commits,
 		objects:   cfg.Objects,

@@ -3,6 +3,7 @@ package service_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -26,7 +27,7 @@ func newCatalog(t *testing.T) (c *service.Catalog, committed *[]int64) {
 	}
 	committed = new([]int64)
 	c = service.New(service.Config{DB: pgtest.Pool(t, dsn), DataPath: "s3://lake/data/",
-		Committed: func(id int64) { *committed = append(*committed, id) }})
+		Commits: commit.New(commit.Config{MaxFormatVersion: 3}), Committed: func(id int64) { *committed = append(*committed, id) }})
 	return c, committed
 }
 
@@ -126,26 +127,80 @@ func TestNamespaces(t *testing.T) {
 
 func second[T any](_ T, err error) error { return err }
 
-// createTable creates table ns.name through the Iceberg create path, as
-// the REST create route does.
-func createTable(t *testing.T, c *service.Catalog, commits *commit.Catalog, ns, name, location string) {
+// createTable creates table ns.name through the Iceberg create path.
+func createTable(t *testing.T, c *service.Catalog, ns, name string) {
 	t.Helper()
-	req := &commit.CreateTableRequest{Name: name, Location: location, Schema: &iceberg.Schema{Fields: []iceberg.NestedField{
-		{ID: 1, Name: "id", Required: true, Type: iceberg.Primitive(iceberg.TypeLong)}}}}
-	_, err := c.Commit(context.Background(), "alice", func(ctx context.Context, tx pgx.Tx, head ducklake.Head, next int64) (ducklake.Edit, error) {
-		sc, err := c.LiveSchema(ctx, tx, ns, service.NoSuchNamespace(ns))
-		if err != nil {
-			return ducklake.Edit{}, err
-		}
-		snap := &commit.Snapshot{ID: next, Head: head.ID, SchemaVersion: head.SchemaVersion,
-			NextCatalogID: head.NextCatalogID, NextFileID: head.NextFileID}
-		if _, err := commits.CreateTable(ctx, tx, snap, commit.Namespace{ID: sc.ID, Name: ns, Path: sc.Path}, req); err != nil {
-			return ducklake.Edit{}, err
-		}
-		return ducklake.Edit{Changes: snap.Changes(), CatalogIDs: snap.NextCatalogID - head.NextCatalogID}, nil
-	})
-	if err != nil {
+	if err := c.CreateTable(context.Background(), "alice", ns, tableRequest(name)); err != nil {
 		t.Fatalf("create %s.%s: %v", ns, name, err)
+	}
+}
+
+func tableRequest(name string) *commit.CreateTableRequest {
+	return &commit.CreateTableRequest{Name: name, Schema: &iceberg.Schema{Fields: []iceberg.NestedField{
+		{ID: 1, Name: "id", Required: true, Type: iceberg.Primitive(iceberg.TypeLong)}}}}
+}
+
+func TestCreateAndStage(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, committed := newCatalog(t)
+	if _, err := c.CreateNamespace(ctx, "alice", "sales", nil); err != nil {
+		t.Fatal(err)
+	}
+	createTable(t, c, "sales", "orders")
+	snap := (*committed)[len(*committed)-1]
+	if tb, err := c.TableAt(ctx, snap, "sales", "orders"); err != nil || tb.Path != "s3://lake/data/sales/orders/" {
+		t.Errorf("TableAt = %+v, %v", tb, err)
+	}
+	md, err := c.StageTable(ctx, snap, "sales", tableRequest("staged"), time.Now())
+	if err != nil || md == nil || md.Location != "s3://lake/data/sales/staged" {
+		t.Errorf("StageTable = %+v, %v", md, err)
+	}
+	if _, err := c.TableAt(ctx, currentSnapshot(t, c), "sales", "staged"); !errors.Is(err, service.ErrNoSuchTable) {
+		t.Errorf("a staged table exists: %v", err)
+	}
+	noSchema := tableRequest("x")
+	noSchema.Schema = nil
+	for _, tc := range []struct {
+		name string
+		err  error
+		kind error
+	}{
+		{"a second create", c.CreateTable(ctx, "bob", "sales", tableRequest("orders")), service.ErrAlreadyExists},
+		{"a create in a namespace that never was", c.CreateTable(ctx, "bob", "nope", tableRequest("t")), service.ErrNoSuchNamespace},
+		{"a create without a schema", c.CreateTable(ctx, "bob", "sales", noSchema), service.ErrInvalid},
+		{"a create of a masking-view name", c.CreateTable(ctx, "bob", "sales", tableRequest("__mask_t")), service.ErrInvalid},
+		{"staging a live table's name", second(c.StageTable(ctx, snap, "sales", tableRequest("orders"), time.Now())), service.ErrAlreadyExists},
+		{"staging in a namespace that never was", second(c.StageTable(ctx, snap, "nope", tableRequest("t"), time.Now())), service.ErrNoSuchNamespace},
+		{"a table that never was", second(c.TableAt(ctx, snap, "sales", "ghost")), service.ErrNoSuchTable},
+	} {
+		if !errors.Is(tc.err, tc.kind) {
+			t.Errorf("%s: %v, want %v", tc.name, tc.err, tc.kind)
+		}
+	}
+}
+
+func TestCommitError(t *testing.T) {
+	for _, tc := range []struct{ commit, service error }{
+		{commit.ErrConflict, service.ErrConflict},
+		{commit.ErrExists, service.ErrAlreadyExists},
+		{commit.ErrNotFound, service.ErrNoSuchTable},
+		{commit.ErrForbidden, service.ErrForbidden},
+		{commit.ErrUnsupported, service.ErrUnsupported},
+		{commit.ErrInvalid, service.ErrInvalid},
+	} {
+		err := service.CommitError(fmt.Errorf("wrapped: %w", &commit.Error{Kind: tc.commit, Message: "why"}))
+		var se *service.Error
+		if !errors.As(err, &se) || se.Kind != tc.service || se.Message != "why" {
+			t.Errorf("%v: %v, want %v", tc.commit, err, tc.service)
+		}
+	}
+	other := errors.New("not a refusal")
+	if err := service.CommitError(other); err != other {
+		t.Errorf("an error that is no refusal became %v", err)
+	}
+	if service.CommitError(nil) != nil {
+		t.Error("nil became an error")
 	}
 }
 
@@ -156,19 +211,19 @@ func TestTableDropAndRename(t *testing.T) {
 	if _, err := ducklake.Init(ctx, pgtest.Connect(t, dsn), ducklake.InitOptions{DataPath: "s3://lake/data/"}); err != nil {
 		t.Fatal(err)
 	}
-	commits := commit.New(commit.Config{MaxFormatVersion: 3})
-	c := service.New(service.Config{DB: pgtest.Pool(t, dsn), DataPath: "s3://lake/data/", Commits: commits, CanPurge: true})
+	c := service.New(service.Config{DB: pgtest.Pool(t, dsn), DataPath: "s3://lake/data/",
+		Commits: commit.New(commit.Config{MaxFormatVersion: 3}), CanPurge: true})
 	for _, ns := range []string{"sales", "other"} {
 		if _, err := c.CreateNamespace(ctx, "alice", ns, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	createTable(t, c, commits, "sales", "orders", "")
-	createTable(t, c, commits, "sales", "taken", "")
+	createTable(t, c, "sales", "orders")
+	createTable(t, c, "sales", "taken")
 	// (Tables sharing a prefix or without a directory of their own, which
 	// a purge refuses, only DuckDB makes: test/catalog's purge tests.)
-	createTable(t, c, commits, "sales", "nested", "")
-	createTable(t, c, commits, "other", "keep", "")
+	createTable(t, c, "sales", "nested")
+	createTable(t, c, "other", "keep")
 
 	for _, tc := range []struct {
 		name string
