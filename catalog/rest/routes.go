@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/duckicelake/duckicelake/catalog/service"
 	"github.com/duckicelake/duckicelake/governance"
 )
 
@@ -63,7 +64,7 @@ func canRegisterTable(s *Server) bool {
 }
 
 const (
-	offMat     = "this catalog has no materializer (it cannot serve Iceberg metadata)"
+	offMat     = service.NoMaterializer
 	offSigner  = "remote signing is not configured on this catalog"
 	offObjects = "this catalog has no storage client to read metadata files with"
 	offGov     = "governance is not configured on this catalog"

@@ -32,21 +32,13 @@ type DB interface {
 	BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error)
 }
 
-// Metadata is a table's Iceberg metadata as of one DuckLake snapshot.
-type Metadata struct {
-	// Location is the metadata.json file ("s3://lake/data/s/t/metadata/…").
-	Location string
-	// JSON is the metadata document, exactly as written at Location.
-	JSON []byte
-}
+// Metadata is a table's Iceberg metadata as of one DuckLake snapshot
+// (service.Metadata).
+type Metadata = service.Metadata
 
-// Materializer produces Iceberg metadata for a DuckLake table as of catalog
-// snapshot snap. The result for a given (table, snap) never changes, and a
-// table unchanged between two snapshots should yield the same Location: the
-// catalog compares locations to reuse its encoded responses.
-type Materializer interface {
-	Materialize(ctx context.Context, table ducklake.Table, snap int64) (Metadata, error)
-}
+// Materializer produces Iceberg metadata for a DuckLake table as of a
+// catalog snapshot (service.Materializer).
+type Materializer = service.Materializer
 
 // Deps are the parts a Server works with.
 type Deps struct {
@@ -200,7 +192,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 	}
 	s.dataPath = md.DataPath
 	s.commits = commit.New(commit.Config{Schema: cfg.Schema, Objects: deps.Objects, MaxFormatVersion: 3})
-	s.svc = service.New(service.Config{DB: deps.DB, Schema: cfg.Schema, DataPath: md.DataPath, Commits: s.commits, Objects: deps.Objects, CanPurge: deps.Objects != nil,
+	s.svc = service.New(service.Config{DB: deps.DB, Schema: cfg.Schema, DataPath: md.DataPath, Commits: s.commits, Materializer: deps.Materializer, Objects: deps.Objects, CanPurge: deps.Objects != nil,
 		Committed: func(id int64) { s.snap.set(catalogState{id: id}, time.Now()) }})
 	s.cat = s.svc.Statements()
 	// The sidecar tables this build needs (a catalog DuckDB created, or an

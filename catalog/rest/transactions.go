@@ -6,6 +6,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/duckicelake/duckicelake/catalog/commit"
+	"github.com/duckicelake/duckicelake/catalog/service"
 	"github.com/duckicelake/duckicelake/governance"
 )
 
@@ -28,7 +29,7 @@ func (s *Server) commitTransaction(r *request) error {
 	if len(req.TableChanges) == 0 {
 		return badRequest("a transaction needs table-changes")
 	}
-	changes := make([]tableChange, 0, len(req.TableChanges))
+	changes := make([]service.TableChange, 0, len(req.TableChanges))
 	seen := map[string]bool{}
 	for i := range req.TableChanges {
 		tc := &req.TableChanges[i]
@@ -52,7 +53,7 @@ func (s *Server) commitTransaction(r *request) error {
 			return badRequest("table %s.%s appears twice in the transaction; send its updates as one change", ns, id.Name)
 		}
 		seen[key] = true
-		changes = append(changes, tableChange{ns: ns, name: id.Name, req: tc})
+		changes = append(changes, service.TableChange{Namespace: ns, Name: id.Name, Request: tc})
 	}
 	if _, err := s.commitTables(r.ctx, r.p, changes); err != nil {
 		return err

@@ -28,6 +28,9 @@ type Config struct {
 	// Commits is the Iceberg commit path, whose state (statistics files)
 	// a table drop ends with the table's rows.
 	Commits *commit.Catalog
+	// Materializer serves tables' Iceberg metadata, which commits are
+	// checked against; nil refuses commits (ErrUnsupported).
+	Materializer Materializer
 	// Objects is the object store of the catalog's files (view metadata,
 	// registered tables' metadata); nil when it has none, and then CanPurge
 	// is false too.
@@ -49,7 +52,9 @@ type Catalog struct {
 	reader    *ducklake.Reader
 	writer    *ducklake.Writer
 	commits   *commit.Catalog
+	mat       Materializer
 	objects   objstore.Store
+	schema    string // the catalog tables' Postgres schema
 	dataPath  string
 	canPurge  bool
 	committed func(int64)
@@ -63,10 +68,15 @@ func New(cfg Config) *Catalog {
 		reader:    ducklake.NewReader(cfg.DB, cfg.Schema),
 		writer:    ducklake.NewWriter(cfg.DB, cfg.Schema),
 		commits:   cfg.Commits,
+		mat:       cfg.Materializer,
+		schema:    cfg.Schema,
 		objects:   cfg.Objects,
 		dataPath:  cfg.DataPath,
 		canPurge:  cfg.CanPurge,
 		committed: cfg.Committed,
+	}
+	if c.schema == "" {
+		c.schema = ducklake.DefaultSchema
 	}
 	if c.committed == nil {
 		c.committed = func(int64) {}
