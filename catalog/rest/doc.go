@@ -3,13 +3,15 @@
 // Postgres.
 //
 // An Iceberg namespace is a DuckLake schema (one level), an Iceberg table a
-// DuckLake table, and an Iceberg snapshot id the DuckLake snapshot id. Reads
-// go through catalog/ducklake; the DDL this package performs (create and drop
-// namespace, drop and rename table) is written as DuckDB's ducklake extension
-// writes it — one Postgres transaction that adds a snapshot, bumps the schema
+// DuckLake table, and an Iceberg snapshot id the DuckLake snapshot id. What a
+// change does is catalog/service's (namespaces; table create, register, drop
+// and rename; Iceberg commits), written as DuckDB's ducklake extension writes
+// it — one Postgres transaction that adds a snapshot, bumps the schema
 // version, logs ducklake_snapshot_changes and ends or adds the versioned rows
 // — so DuckDB clients attached to the same catalog see the change, and a
 // concurrent DuckDB commit makes ours retry rather than corrupt anything.
+// Its typed refusals (service.Error) become Iceberg ErrorModels in one
+// table (errors.go).
 //
 // Authentication is OAuth2 client credentials (POST /v1/oauth/tokens) that
 // yield an HS256 JWT carrying scopes: "*" (everything) or
@@ -61,10 +63,11 @@
 // one status for that type. Every request's work runs under a context with
 // Config.RequestTimeout that is cancelled when the client hangs up
 // (reqctx.go); every 4xx/5xx is logged once with its route and principal.
-// It imports catalog/ducklake, catalog/commit, catalog/iceberg,
-// catalog/views, governance and internal/*; nothing imports it but cmd.
-// (The DuckLake SQL that still sits in handlers is to move into
-// catalog/ducklake.)
+// It imports catalog/service, catalog/ducklake, catalog/commit,
+// catalog/iceberg, catalog/views, catalog/oauth, governance and internal/*;
+// nothing imports it but cmd. (The view routes and LoadTable's
+// materialisation still drive catalog/ducklake and catalog/views from here,
+// to move into catalog/service.)
 //
 // LoadTable answers from pre-encoded bytes for (table, snapshot, form) with an
 // ETag, so a cache hit is a map lookup and a write; the current snapshot id is
