@@ -135,3 +135,22 @@ func (c *Catalog) NameKind(ctx context.Context, q Querier, schemaID int64, name 
 
 // isNoRows is pgx's "the query returned no row".
 func isNoRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
+
+// TablesFlagged says which of tables ids have table property key set to
+// true (case and surrounding spaces aside) in the sidecar
+// duckicelake_table_property, in one query.
+func (c *Catalog) TablesFlagged(ctx context.Context, q Querier, ids []int64, key string) (map[int64]bool, error) {
+	rows, err := q.Query(ctx, `SELECT table_id FROM `+c.t("duckicelake_table_property")+` WHERE table_id = ANY($1) AND key = $2 AND lower(trim(value)) = 'true'`, ids, key)
+	if err != nil {
+		return nil, fmt.Errorf("read table property %s: %w", key, err)
+	}
+	on, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("read table property %s: %w", key, err)
+	}
+	out := make(map[int64]bool, len(on))
+	for _, id := range on {
+		out[id] = true
+	}
+	return out, nil
+}

@@ -306,3 +306,36 @@ func TestCatalogTables(t *testing.T) {
 		t.Errorf("NameKind after the drop = %v, %v", kind, err)
 	}
 }
+
+func TestSnapshotRangeAndTablesFlagged(t *testing.T) {
+	ctx := context.Background()
+	conn := lakeConn(t)
+	r, c := ducklake.NewReader(conn, ""), ducklake.NewCatalog("", "s3://lake/data/")
+	newest, oldest, err := r.SnapshotRange(ctx)
+	if err != nil || newest != 0 || oldest != 0 {
+		t.Fatalf("a new catalog's range = %d..%d, %v", oldest, newest, err)
+	}
+	if _, err := conn.Exec(ctx, `INSERT INTO ducklake_snapshot (snapshot_id, snapshot_time, schema_version, next_catalog_id, next_file_id) VALUES (1, now(), 0, 1, 0), (2, now(), 0, 1, 0)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `DELETE FROM ducklake_snapshot WHERE snapshot_id = 0`); err != nil { // expired, as ducklake_expire_snapshots does
+		t.Fatal(err)
+	}
+	if newest, oldest, err = r.SnapshotRange(ctx); err != nil || newest != 2 || oldest != 1 {
+		t.Errorf("range = %d..%d, %v; want 1..2", oldest, newest, err)
+	}
+	if _, err := conn.Exec(ctx, `INSERT INTO duckicelake_table_property (table_id, key, value) VALUES
+		(1, 'k', 'true'), (2, 'k', ' TRUE '), (3, 'k', 'false'), (4, 'other', 'true'), (5, 'k', 'yes')`); err != nil {
+		t.Fatal(err)
+	}
+	on, err := c.TablesFlagged(ctx, conn, []int64{1, 2, 3, 4, 5, 6}, "k")
+	if err != nil || len(on) != 2 || !on[1] || !on[2] {
+		t.Errorf("TablesFlagged = %v, %v; want tables 1 and 2", on, err)
+	}
+	if _, err := conn.Exec(ctx, `DELETE FROM ducklake_snapshot`); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := r.SnapshotRange(ctx); !errors.Is(err, ducklake.ErrNotCatalog) {
+		t.Errorf("an empty ducklake_snapshot: %v, want ErrNotCatalog", err)
+	}
+}

@@ -699,3 +699,18 @@ func (r *Reader) NameMappings(ctx context.Context, tableID int64) ([]NameMapping
 	}
 	return out, nil
 }
+
+// SnapshotRange is the newest and the oldest snapshot of the catalog: what
+// every table's history depends on (DuckDB's ducklake_expire_snapshots
+// removes the oldest without committing a new one). Two index probes. An
+// error wrapping ErrNotCatalog when ducklake_snapshot is empty.
+func (r *Reader) SnapshotRange(ctx context.Context) (newest, oldest int64, err error) {
+	var hi, lo *int64
+	if err := r.db.QueryRow(ctx, `SELECT max(snapshot_id), min(snapshot_id) FROM `+r.t("ducklake_snapshot")).Scan(&hi, &lo); err != nil {
+		return 0, 0, fmt.Errorf("read the current snapshot: %w", err)
+	}
+	if hi == nil {
+		return 0, 0, fmt.Errorf("read the current snapshot: ducklake_snapshot is empty: %w", ErrNotCatalog)
+	}
+	return *hi, *lo, nil
+}

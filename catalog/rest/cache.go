@@ -2,7 +2,6 @@ package rest
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -86,14 +85,8 @@ func (s *Server) currentSnapshot(ctx context.Context) (int64, error) {
 // currentState is the catalog's state, at most SnapshotTTL old.
 func (s *Server) currentState(ctx context.Context) (catalogState, error) {
 	return s.snap.get(ctx, func(ctx context.Context) (catalogState, error) {
-		var id, floor *int64
-		if err := s.db.QueryRow(ctx, `SELECT max(snapshot_id), min(snapshot_id) FROM `+s.t("ducklake_snapshot")).Scan(&id, &floor); err != nil {
-			return catalogState{}, fmt.Errorf("read the current snapshot: %w", err)
-		}
-		if id == nil {
-			return catalogState{}, fmt.Errorf("read the current snapshot: ducklake_snapshot is empty: %w", ducklake.ErrNotCatalog)
-		}
-		return catalogState{id: *id, floor: *floor}, nil
+		id, floor, err := s.reader.SnapshotRange(ctx)
+		return catalogState{id: id, floor: floor}, err
 	})
 }
 

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
 
@@ -341,29 +339,12 @@ func maskingViewSQL(pl *plan.Plan, pt *plan.Table, ns string) string {
 	return pl.SelectFrom(pt, maskview.CatalogRef+"."+sqltext.MustIdent(ns)+"."+sqltext.MustIdent(pt.Name))
 }
 
-// tablePropertyTable holds table properties, commit.MaskingDisabledProperty
-// among them.
-const tablePropertyTable = "duckicelake_table_property"
-
-// maskingDisabled says which of tables have masking views switched off,
-// in one query.
+// maskingDisabled says which of tables have masking views switched off
+// (commit.MaskingDisabledProperty), in one query.
 func (s *Server) maskingDisabled(ctx context.Context, tables []ducklake.Table) (map[int64]bool, error) {
 	ids := make([]int64, len(tables))
 	for i, t := range tables {
 		ids[i] = t.ID
 	}
-	rows, err := s.db.Query(ctx, `SELECT table_id FROM `+s.t(tablePropertyTable)+` WHERE table_id = ANY($1) AND key = $2 AND lower(trim(value)) = 'true'`,
-		ids, commit.MaskingDisabledProperty)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", commit.MaskingDisabledProperty, err)
-	}
-	off, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", commit.MaskingDisabledProperty, err)
-	}
-	out := make(map[int64]bool, len(off))
-	for _, id := range off {
-		out[id] = true
-	}
-	return out, nil
+	return s.cat.TablesFlagged(ctx, s.db, ids, commit.MaskingDisabledProperty)
 }
