@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -207,20 +206,9 @@ func (s *Server) loadEntry(r *request, form byte, asOf int64) (*loadEntry, error
 }
 
 func (s *Server) buildEntry(ctx context.Context, ns, name string, form byte, asOf, snap int64, old *loadEntry) (*loadEntry, error) {
-	if asOf > 0 {
-		if _, err := s.reader.Snapshot(ctx, asOf); errors.Is(err, ducklake.ErrNotFound) {
-			return nil, errorf(fasthttp.StatusNotFound, TypeNoSuchTable, "snapshot %d does not exist", asOf)
-		} else if err != nil {
-			return nil, err
-		}
-	}
-	t, err := s.tableAt(ctx, snap, ns, name)
+	t, md, err := s.svc.LoadTable(ctx, asOf, snap, ns, name)
 	if err != nil {
 		return nil, err
-	}
-	md, err := s.mat.Materialize(ctx, t, snap)
-	if err != nil {
-		return nil, fmt.Errorf("materialise %s.%s at snapshot %d: %w", ns, name, snap, err)
 	}
 	if old != nil && old.location == md.Location && old.table == t {
 		e := *old

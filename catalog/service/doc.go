@@ -6,13 +6,14 @@
 // a method here and encodes the answer or maps the typed [*Error] to an
 // Iceberg ErrorModel.
 //
-// Namespaces, table drops and renames, the name rules of tables and views
-// and the snapshot commit ([Catalog.Commit]) live here; the create,
-// register, view and Iceberg-commit routes of catalog/rest still drive
-// catalog/ducklake, catalog/commit and catalog/materialize themselves
-// through Commit, and move here route by route.
+// Here: namespaces; tables — load (with their Iceberg metadata from a
+// [Materializer]), create, staged create, register, drop, rename; Iceberg
+// commits over one or many tables ([Catalog.CommitTables]); the name rules
+// of tables and views; and the snapshot commit ([Catalog.Commit]) every
+// change goes through. The view routes of catalog/rest still drive
+// catalog/ducklake and catalog/views themselves through Commit.
 //
-// It may import catalog/ducklake, catalog/commit, internal/objstore
-// (locations), governance (the reserved masking-view names) and pgx; never
-// catalog/rest or a transport.
+// It may import catalog/ducklake, catalog/commit, catalog/iceberg,
+// catalog/materialize, internal/objstore (locations), governance (the
+// reserved masking-view names) and pgx; never catalog/rest or a transport.
 package service
