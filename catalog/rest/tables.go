@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -26,22 +25,12 @@ type listTablesBody struct {
 	Identifiers   []tableIdentifier `json:"identifiers"`
 }
 
-// tableNames lists the tables of schema schemaID visible at snap.
-func (s *Server) tableNames(ctx context.Context, snap, schemaID int64) ([]string, error) {
-	names, err := s.cat.TableNames(ctx, s.db, snap, schemaID)
-	if err != nil {
-		return nil, err
-	}
-	slices.Sort(names)
-	return names, nil
-}
-
 func (s *Server) listTables(r *request) error {
 	snap, sc, err := s.schemaNow(r.ctx, r.ns)
 	if err != nil {
 		return err
 	}
-	names, err := s.tableNames(r.ctx, snap, sc.ID)
+	names, err := s.svc.TableNames(r.ctx, snap, sc)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -151,6 +152,17 @@ func TestCreateAndStage(t *testing.T) {
 	snap := (*committed)[len(*committed)-1]
 	if tb, err := c.TableAt(ctx, snap, "sales", "orders"); err != nil || tb.Path != "s3://lake/data/sales/orders/" {
 		t.Errorf("TableAt = %+v, %v", tb, err)
+	}
+	createTable(t, c, "sales", "a_first")
+	sc, err := c.NamespaceAt(ctx, (*committed)[len(*committed)-1], "sales")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names, err := c.TableNames(ctx, (*committed)[len(*committed)-1], sc); err != nil || !slices.Equal(names, []string{"a_first", "orders"}) {
+		t.Errorf("TableNames = %v, %v", names, err)
+	}
+	if names, err := c.TableNames(ctx, snap, sc); err != nil || !slices.Equal(names, []string{"orders"}) {
+		t.Errorf("TableNames before a_first = %v, %v", names, err)
 	}
 	md, err := c.StageTable(ctx, snap, "sales", tableRequest("staged"), time.Now())
 	if err != nil || md == nil || md.Location != "s3://lake/data/sales/staged" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -16,6 +17,17 @@ import (
 // exist (or whose namespace does not).
 func NoSuchTable(ns, name string) *Error {
 	return refuse(ErrNoSuchTable, "Table does not exist: %s.%s", ns, name)
+}
+
+// TableNames lists the tables of namespace sc visible at snapshot snap,
+// sorted.
+func (c *Catalog) TableNames(ctx context.Context, snap int64, sc ducklake.Schema) ([]string, error) {
+	names, err := c.cat.TableNames(ctx, c.db, snap, sc.ID)
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(names)
+	return names, nil
 }
 
 // LookupTable finds live table ns.name within tx, and its schema;
