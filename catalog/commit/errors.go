@@ -2,12 +2,13 @@ package commit
 
 import (
 	"errors"
-	"fmt"
+
+	"github.com/duckicelake/duckicelake/catalog/refusal"
 )
 
 // Kinds of commit failure, matched with errors.Is on an *Error. The REST
 // layer answers them as CommitFailedException (409), BadRequestException
-// (400), UnsupportedOperationException (501), ForbiddenException (403),
+// (400), UnsupportedOperationException (406), ForbiddenException (403),
 // NoSuchTableException (404) and AlreadyExistsException (409).
 var (
 	ErrConflict    = errors.New("commit conflict")
@@ -18,20 +19,12 @@ var (
 	ErrExists      = errors.New("already exists")
 )
 
-// Error is a commit refused for a reason the client should see. Message is
-// written for the client; Kind is one of the Err* values above.
-type Error struct {
-	Kind    error
-	Message string
-}
-
-func (e *Error) Error() string { return e.Message }
-
-// Unwrap lets errors.Is match the kind.
-func (e *Error) Unwrap() error { return e.Kind }
+// Error is a commit refused for a reason the client should see
+// (refusal.Error); Kind is one of the Err* values above.
+type Error = refusal.Error
 
 func newError(kind error, format string, args ...any) *Error {
-	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
+	return refusal.New(kind, format, args...)
 }
 
 func conflict(format string, args ...any) error { return newError(ErrConflict, format, args...) }

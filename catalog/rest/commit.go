@@ -60,8 +60,3 @@ func (s *Server) commitTables(ctx context.Context, p *Principal, changes []servi
 	governor := s.gov != nil && s.principalAllows(p, governance.ActionAdminGovernance, "")
 	return s.svc.CommitTables(ctx, p.Subject, governor, snap, changes)
 }
-
-// commitError answers a refused commit with the ErrorModel type Iceberg
-// clients map to the right exception (service.CommitError); other errors
-// pass through.
-func commitError(err error) error { return service.CommitError(err) }

@@ -11,6 +11,7 @@ import (
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
 
+	"github.com/duckicelake/duckicelake/catalog/commit"
 	"github.com/duckicelake/duckicelake/catalog/service"
 )
 
@@ -146,7 +147,7 @@ func (s *Server) writeErrorFor(ctx *fasthttp.RequestCtx, r *request, err error) 
 }
 
 // serviceErrors is the status and ErrorModel type of each kind of
-// catalog/service refusal.
+// refusal (refusal.Error) catalog/service and catalog/commit declare.
 var serviceErrors = []struct {
 	kind error
 	code int
@@ -162,9 +163,15 @@ var serviceErrors = []struct {
 	{service.ErrInvalid, fasthttp.StatusBadRequest, TypeBadRequest},
 	{service.ErrUnprocessable, fasthttp.StatusUnprocessableEntity, TypeUnprocessableEntity},
 	{service.ErrUnsupported, fasthttp.StatusNotAcceptable, TypeUnsupported},
+	{commit.ErrConflict, fasthttp.StatusConflict, TypeCommitFailed},
+	{commit.ErrExists, fasthttp.StatusConflict, TypeAlreadyExists},
+	{commit.ErrNotFound, fasthttp.StatusNotFound, TypeNoSuchTable},
+	{commit.ErrForbidden, fasthttp.StatusForbidden, TypeForbidden},
+	{commit.ErrUnsupported, fasthttp.StatusNotAcceptable, TypeUnsupported},
+	{commit.ErrInvalid, fasthttp.StatusBadRequest, TypeBadRequest},
 }
 
-// fromService is the answer to a catalog/service refusal; a kind this
+// fromService is the answer to a refusal; a kind this
 // table lacks is a 500, loud in the log, rather than a guess.
 func fromService(se *service.Error) *Error {
 	for _, k := range serviceErrors {

@@ -84,7 +84,7 @@ func (s *Server) registerView(r *request) error {
 	}
 	ml, holder, err := s.commits.MetadataFile(r.ctx, s.db, snap, commit.Namespace{ID: sc.ID, Name: r.ns, Path: sc.Path}, "metadata file", req.MetadataLocation)
 	if err != nil {
-		return commitError(err)
+		return err
 	}
 	if holder != "" {
 		// A table's file, not read (see commit.Catalog.MetadataFile).

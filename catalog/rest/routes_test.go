@@ -14,6 +14,7 @@ import (
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
 
+	"github.com/duckicelake/duckicelake/catalog/commit"
 	"github.com/duckicelake/duckicelake/catalog/service"
 	"github.com/duckicelake/duckicelake/governance"
 )
@@ -153,6 +154,12 @@ func TestServiceErrors(t *testing.T) {
 		{service.ErrInvalid, 400, TypeBadRequest},
 		{service.ErrUnprocessable, 422, TypeUnprocessableEntity},
 		{service.ErrUnsupported, unsupported("x").Code, TypeUnsupported},
+		{commit.ErrConflict, 409, TypeCommitFailed},
+		{commit.ErrExists, 409, TypeAlreadyExists},
+		{commit.ErrNotFound, 404, TypeNoSuchTable},
+		{commit.ErrForbidden, 403, TypeForbidden},
+		{commit.ErrUnsupported, unsupported("x").Code, TypeUnsupported},
+		{commit.ErrInvalid, 400, TypeBadRequest},
 		{errors.New("a kind nobody mapped"), 500, TypeInternalServerError},
 	} {
 		e := fromService(&service.Error{Kind: tc.kind, Message: "the message"})

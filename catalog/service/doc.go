@@ -13,7 +13,7 @@
 // change goes through. The view routes of catalog/rest still drive
 // catalog/ducklake and catalog/views themselves through Commit.
 //
-// It may import catalog/ducklake, catalog/commit, catalog/iceberg,
+// It may import catalog/refusal, catalog/ducklake, catalog/commit, catalog/iceberg,
 // catalog/materialize, internal/objstore (locations), governance (the
 // reserved masking-view names) and pgx; never catalog/rest or a transport.
 package service

@@ -2,7 +2,8 @@ package service
 
 import (
 	"errors"
-	"fmt"
+
+	"github.com/duckicelake/duckicelake/catalog/refusal"
 )
 
 // Kinds of refusal, matched with errors.Is on an [*Error]. Each is one
@@ -21,19 +22,11 @@ var (
 )
 
 // Error is a request the catalog refuses for a reason the client should
-// see: Message is written for the client, Kind is one of the Err* values.
-type Error struct {
-	Kind    error
-	Message string
-}
-
-func (e *Error) Error() string { return e.Message }
-
-// Unwrap lets errors.Is match the kind.
-func (e *Error) Unwrap() error { return e.Kind }
+// see (refusal.Error); Kind is one of the Err* values above.
+type Error = refusal.Error
 
 func refuse(kind error, format string, args ...any) *Error {
-	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
+	return refusal.New(kind, format, args...)
 }
 
 // NoSuchNamespace is the refusal of a request naming a namespace that does

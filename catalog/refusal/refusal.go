@@ -1,0 +1,25 @@
+// Package refusal is the catalog's one type of refused request: a kind
+// that callers branch on with errors.Is, and a message written for the
+// client. catalog/commit and catalog/service declare their kinds;
+// catalog/rest answers each kind with its Iceberg ErrorModel, in one table.
+//
+// It imports only the standard library.
+package refusal
+
+import "fmt"
+
+// Error is a request refused for a reason the client should see.
+type Error struct {
+	Kind    error  // what callers match with errors.Is
+	Message string // for the client
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Unwrap lets errors.Is match the kind.
+func (e *Error) Unwrap() error { return e.Kind }
+
+// New is the refusal of kind with a message made as fmt.Sprintf makes it.
+func New(kind error, format string, args ...any) *Error {
+	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
+}
