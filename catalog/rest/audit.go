@@ -75,6 +75,8 @@ func (s *Server) audit(r *request, rt *route, start time.Time) {
 	}
 	if r.err != nil {
 		ev.Error, ev.Reason = r.err.Type, r.err.Message
+	} else if r.reason != "" {
+		ev.Reason, ev.PolicyIDs = r.reason, r.policies
 	}
 	durable := mustBeDurable(rt.action, ev.Decision, r.metadataOnly)
 	if !durable && !mustBeChecked(rt.action) {

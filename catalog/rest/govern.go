@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/valyala/fasthttp"
@@ -84,7 +85,8 @@ func (s *Server) governedEntry(r *request, e *loadEntry, form byte, asOf int64) 
 				"a governance policy on table %s.%s cannot be applied (see the catalog log); the table is not served", r.ns, r.table)
 		}
 		// The cooperative tier fails open: what applies is stamped, the
-		// rest is logged (and audited with the request).
+		// rest is logged and on the request's audit record.
+		r.reason, r.policies = unapplied(pl.Issues)
 	}
 	if pl.Tier == plan.TierAirtight {
 		ge, err := s.shadowEntry(r, e, pt, &pl, form, asOf)
@@ -339,4 +341,22 @@ func (s *Server) visibleTables(r *request, ns string, names []string) ([]string,
 		}
 	}
 	return kept, nil
+}
+
+// unapplied is the audit reason and policy ids of a fail-open answer: the
+// policies of issues that could not be applied, and why (plan issues say
+// nothing of the data).
+func unapplied(issues []plan.Issue) (reason string, policies []string) {
+	var b strings.Builder
+	b.WriteString("fail open (governance.fail_closed is off): not applied: ")
+	for i, is := range issues {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(is.Policy + ": " + is.Reason)
+		if !slices.Contains(policies, is.Policy) {
+			policies = append(policies, is.Policy)
+		}
+	}
+	return b.String(), policies
 }

@@ -3,6 +3,8 @@ package rest
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/duckicelake/duckicelake/governance/plan"
@@ -45,6 +47,22 @@ func TestStampedMetadataHasNoStatisticsFiles(t *testing.T) {
 		}
 		if !bytes.Contains(got, []byte(`"owner":"etl"`)) || !bytes.Contains(got, []byte(`"location":"s3://lake/data/s/t"`)) {
 			t.Errorf("%s: the rest of the metadata changed: %s", c.name, got)
+		}
+	}
+}
+
+func TestUnapplied(t *testing.T) {
+	reason, policies := unapplied([]plan.Issue{
+		{Policy: "mask_score", Reason: "the column is BIGINT, the mask takes INTEGER"},
+		{Policy: "by_region", Reason: "the policy reads column region, which the table no longer has"},
+		{Policy: "mask_score", Reason: "again"},
+	})
+	if !slices.Equal(policies, []string{"mask_score", "by_region"}) {
+		t.Errorf("policies = %v", policies)
+	}
+	for _, want := range []string{"fail open", "mask_score: the column is BIGINT", "by_region: the policy reads column region"} {
+		if !strings.Contains(reason, want) {
+			t.Errorf("reason %q lacks %q", reason, want)
 		}
 	}
 }

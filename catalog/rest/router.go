@@ -35,6 +35,10 @@ type request struct {
 	// metadataOnly is set by a LoadTable that answered with metadata and
 	// no credential: its audit event may be buffered (see audit).
 	metadataOnly bool
+	// reason and policies are what the audit event says of an answer that
+	// is not an error: the policies a fail-open LoadTable could not apply.
+	reason   string
+	policies []string
 }
 
 // Handler serves the catalog's routes, /v1/…; anything else is answered

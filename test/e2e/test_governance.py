@@ -331,3 +331,94 @@ def test_authoring_refusals(gov: Gov):
     # An injection-shaped body is refused before it reaches anything.
     st, out = g.gov("POST", "row-access-policies", {"name": "inj", "body": "1=1); DROP TABLE x; --"})
     assert st == 400
+
+
+def test_failure_posture(gov: Gov, lake: Lake):
+    """Issue 10's failure posture. A mask that stops applying (its column's
+    type changed under it by DuckDB) leaves the cooperative tier open by
+    default — the rest of the plan stamped, the unapplied policy on the
+    answer's audit record — and closed on a serve with
+    governance.fail_closed = true. A file-layer mask whose body fails at run
+    time (a cast the authoring-time check types but the data breaks) never
+    serves the table's base files: the airtight tier fails closed."""
+    g = gov
+    prefix = urllib.parse.urlparse(lake.data_path).path.lstrip("/")
+    con = lake.duckdb(lake.mint(f"{lake.bucket}:{prefix}:rw", principal="gov-writer"))
+    con.execute(f"CREATE OR REPLACE TABLE l.{NS}.posture (id BIGINT, email VARCHAR, score INTEGER)")
+    con.execute(f"INSERT INTO l.{NS}.posture VALUES (1, 'alice@example.com', 10), (2, 'bob@personal.io', 20)")
+    con.execute(f"CREATE OR REPLACE TABLE l.{NS}.runtime (id BIGINT, email VARCHAR)")
+    con.execute(f"INSERT INTO l.{NS}.runtime VALUES (1, 'alice@example.com'), (2, 'bob@personal.io')")
+    con.execute("CALL ducklake_flush_inlined_data('l')")
+    g.author("masking-policies", {"name": "posture_email", "signature": "(val VARCHAR)", "body": "left(val, 2) || '***'"})
+    g.author("policy-attachments", {"policy-kind": "masking", "policy-name": "posture_email", "target-kind": "column",
+                                    "schema": NS, "object": "posture", "column": "email"})
+    g.author("masking-policies", {"name": "posture_score", "signature": "(val INTEGER)", "body": "0"})
+    g.author("policy-attachments", {"policy-kind": "masking", "policy-name": "posture_score", "target-kind": "column",
+                                    "schema": NS, "object": "posture", "column": "score"})
+    st, lb = g.load("bob", "posture")
+    assert st == 200 and "duckicelake.mask.score" in lb["metadata"]["properties"], lb
+
+    # DuckDB widens the column: the INTEGER mask no longer fits it.
+    con.execute(f"ALTER TABLE l.{NS}.posture ALTER score TYPE BIGINT")
+    st, plan = g.gov("GET", f"effective-policies?table={NS}.posture&principal=bob")
+    assert st == 200 and any("posture_score" in i for i in plan["plan"].get("issues", [])), plan
+
+    # Fail open (the default): the email mask still stamped, score not.
+    since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 5))
+    st, lb = g.load("bob", "posture")
+    assert st == 200, lb
+    props = lb["metadata"]["properties"]
+    assert "duckicelake.mask.email" in props and "duckicelake.mask.score" not in props, props
+    # ... and said so on the record.
+    deadline = time.time() + 10
+    while True:
+        st, page = g.gov("GET", f"audit?principal=bob&table={NS}.posture&since={since}&limit=100")
+        assert st == 200, page
+        open_rec = [r for r in page["records"] if r["action"] == "LoadTable" and r["status"] == 200
+                    and "posture_score" in r.get("policy-ids", [])]
+        if open_rec or time.time() > deadline:
+            break
+        time.sleep(0.2)
+    assert open_rec and "fail open" in open_rec[0]["reason"] and open_rec[0]["decision"] == "allow", page["records"][:3]
+    assert "alice@example.com" not in json.dumps(open_rec), "the record leaks a value"
+
+    # Fail closed: a serve with governance.fail_closed = true refuses it.
+    closed = lake.start_serve({"DUCKICELAKE_OAUTH_CLIENTS": f"bob:{SECRETS['bob']}|ns:{NS}:r",
+                               "DUCKICELAKE_GOVERNANCE_FAIL_CLOSED": "true",
+                               "DUCKICELAKE_DUCKDB_EXTENSION_DIRECTORY": duckdb_ext.extension_directory()})
+    try:
+        bob_closed = GovSession(lake, closed, {"bob": SECRETS["bob"]})
+        for vend in ({}, {"X-Iceberg-Access-Delegation": "vended-credentials"}):
+            st, out = bob_closed.call("bob", "GET", f"/v1/lake/namespaces/{NS}/tables/posture", headers=vend)
+            assert st == 503 and out["error"]["type"] == "ServiceUnavailableException", (vend, st, out)
+            assert "cannot be applied" in out["error"]["message"] and "alice" not in out["error"]["message"]
+        # An ungoverned table on the same serve is served as ever.
+        st, _ = bob_closed.call("bob", "GET", f"/v1/lake/namespaces/{NS}/tables/orders")
+        assert st == 200
+    finally:
+        closed.stop()
+
+    # A file-layer mask whose body the data breaks at run time.
+    g.author("masking-policies", {"name": "runtime_email", "signature": "(val VARCHAR)",
+                                  "body": "CAST(CAST(val AS INTEGER) AS VARCHAR)", "file-layer-masking": True})
+    g.author("policy-attachments", {"policy-kind": "masking", "policy-name": "runtime_email", "target-kind": "column",
+                                    "schema": NS, "object": "runtime", "column": "email"})
+    st, plan = g.gov("GET", f"effective-policies?table={NS}.runtime&principal=bob")
+    assert st == 200 and plan["plan"]["tier"] == "airtight", plan
+    # The masked copy cannot be built: bob's LoadTable is refused, with
+    # vended credentials or without, and says so without a value.
+    for vend in (False, True):
+        st, out = g.load("bob", "runtime", vend=vend)
+        assert st == 503 and out["error"]["type"] == "ServiceUnavailableException", (vend, st, out)
+        assert "masked copy" in out["error"]["message"] and "@" not in json.dumps(out), out
+    # ... and the base files stay closed at the gateway, whatever the
+    # credential's scope.
+    files = [r[0] for r in con.execute(f"SELECT data_file FROM ducklake_list_files('l', 'runtime', schema => '{NS}')").fetchall()]
+    assert files, "runtime has no data files"
+    loc = urllib.parse.urlparse(files[0])
+    wide = lake.mint(f"{lake.bucket}:{prefix}{NS}/:r", principal="bob")
+    s3w = g.s3({"s3.access-key-id": wide.key, "s3.secret-access-key": wide.secret, "s3.session-token": wide.token})
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        s3w.get_object(Bucket=loc.netloc, Key=loc.path.lstrip("/"))
+    assert e.value.response["Error"]["Code"] == "AccessDenied"
+    con.close()
