@@ -348,6 +348,7 @@ def test_failure_posture(gov: Gov, lake: Lake):
     con.execute(f"INSERT INTO l.{NS}.posture VALUES (1, 'alice@example.com', 10), (2, 'bob@personal.io', 20)")
     con.execute(f"CREATE OR REPLACE TABLE l.{NS}.runtime (id BIGINT, email VARCHAR)")
     con.execute(f"INSERT INTO l.{NS}.runtime VALUES (1, 'alice@example.com'), (2, 'bob@personal.io')")
+    con.execute(f"CREATE OR REPLACE TABLE l.{NS}.posture_plain (id BIGINT)")
     con.execute("CALL ducklake_flush_inlined_data('l')")
     g.author("masking-policies", {"name": "posture_email", "signature": "(val VARCHAR)", "body": "left(val, 2) || '***'"})
     g.author("policy-attachments", {"policy-kind": "masking", "policy-name": "posture_email", "target-kind": "column",
@@ -393,7 +394,7 @@ def test_failure_posture(gov: Gov, lake: Lake):
             assert st == 503 and out["error"]["type"] == "ServiceUnavailableException", (vend, st, out)
             assert "cannot be applied" in out["error"]["message"] and "alice" not in out["error"]["message"]
         # An ungoverned table on the same serve is served as ever.
-        st, _ = bob_closed.call("bob", "GET", f"/v1/lake/namespaces/{NS}/tables/orders")
+        st, _ = bob_closed.call("bob", "GET", f"/v1/lake/namespaces/{NS}/tables/posture_plain")
         assert st == 200
     finally:
         closed.stop()
