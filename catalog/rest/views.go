@@ -42,7 +42,7 @@ func (s *Server) listViews(r *request) error {
 }
 
 func (s *Server) loadView(r *request, name string) error {
-	v, err := s.svc.LookupView(r.ctx, s.db, r.ns, name)
+	v, err := s.svc.LookupView(r.ctx, r.ns, name)
 	if err != nil {
 		return err
 	}
@@ -60,7 +60,7 @@ func (s *Server) loadView(r *request, name string) error {
 }
 
 func (s *Server) viewExists(r *request, name string) error {
-	if _, err := s.svc.LookupView(r.ctx, s.db, r.ns, name); err != nil {
+	if _, err := s.svc.LookupView(r.ctx, r.ns, name); err != nil {
 		return err
 	}
 	r.rc.SetStatusCode(fasthttp.StatusNoContent)

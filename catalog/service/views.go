@@ -45,10 +45,14 @@ type View struct {
 	Location string // where a view without metadata is said to live
 }
 
-// LookupView finds live view ns.name through q (the catalog's connection
-// or a change's transaction); NoSuchView when it or its namespace does not
-// exist.
-func (c *Catalog) LookupView(ctx context.Context, q ducklake.Querier, ns, name string) (View, error) {
+// LookupView finds live view ns.name; NoSuchView when it or its namespace
+// does not exist.
+func (c *Catalog) LookupView(ctx context.Context, ns, name string) (View, error) {
+	return c.lookupView(ctx, c.db, ns, name)
+}
+
+// lookupView is LookupView through q (a change's transaction).
+func (c *Catalog) lookupView(ctx context.Context, q ducklake.Querier, ns, name string) (View, error) {
 	dv, err := c.cat.LiveView(ctx, q, ns, name)
 	switch {
 	case errors.Is(err, ducklake.ErrNotFound):
@@ -392,7 +396,7 @@ func (c *Catalog) ReplaceView(ctx context.Context, author, ns, name string, vc V
 		}
 	}
 	if len(vc.Updates) == 0 {
-		v, err := c.LookupView(ctx, c.db, ns, name)
+		v, err := c.LookupView(ctx, ns, name)
 		if err != nil {
 			return nil, "", err
 		}
@@ -411,7 +415,7 @@ func (c *Catalog) ReplaceView(ctx context.Context, author, ns, name string, vc V
 	)
 	fileID := newUUID() // one name however often the commit is retried
 	_, err := c.Commit(ctx, author, func(ctx context.Context, tx pgx.Tx, _ ducklake.Head, next int64) (ducklake.Edit, error) {
-		v, err := c.LookupView(ctx, tx, ns, name)
+		v, err := c.lookupView(ctx, tx, ns, name)
 		if err != nil {
 			return ducklake.Edit{}, err
 		}
@@ -449,7 +453,7 @@ func (c *Catalog) ReplaceView(ctx context.Context, author, ns, name string, vc V
 // and forgets its Iceberg metadata. It returns the drop's snapshot.
 func (c *Catalog) DropView(ctx context.Context, author, ns, name string) (int64, error) {
 	return c.Commit(ctx, author, func(ctx context.Context, tx pgx.Tx, _ ducklake.Head, next int64) (ducklake.Edit, error) {
-		v, err := c.LookupView(ctx, tx, ns, name)
+		v, err := c.lookupView(ctx, tx, ns, name)
 		if err != nil {
 			return ducklake.Edit{}, err
 		}
@@ -465,7 +469,7 @@ func (c *Catalog) DropView(ctx context.Context, author, ns, name string) (int64,
 // the rename's snapshot.
 func (c *Catalog) RenameView(ctx context.Context, author, srcNS, src, dstNS, dst string) (int64, error) {
 	return c.Commit(ctx, author, func(ctx context.Context, tx pgx.Tx, _ ducklake.Head, next int64) (ducklake.Edit, error) {
-		v, err := c.LookupView(ctx, tx, srcNS, src)
+		v, err := c.lookupView(ctx, tx, srcNS, src)
 		if err != nil {
 			return ducklake.Edit{}, err
 		}
