@@ -161,6 +161,7 @@ var serviceErrors = []struct {
 	{service.ErrForbidden, fasthttp.StatusForbidden, TypeForbidden},
 	{service.ErrConflict, fasthttp.StatusConflict, TypeCommitFailed},
 	{service.ErrInvalid, fasthttp.StatusBadRequest, TypeBadRequest},
+	{service.ErrInvalidView, fasthttp.StatusBadRequest, typeIllegalArgument},
 	{service.ErrUnprocessable, fasthttp.StatusUnprocessableEntity, TypeUnprocessableEntity},
 	{service.ErrUnsupported, fasthttp.StatusNotAcceptable, TypeUnsupported},
 	{commit.ErrConflict, fasthttp.StatusConflict, TypeCommitFailed},

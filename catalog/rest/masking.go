@@ -198,7 +198,7 @@ func (s *Server) authorizeMasking(r *request, a governance.Action, ns string) er
 		s.log.Info("masking views: a masking schema not the caller's; answered as absent", zap.String("principal", r.p.Subject), zap.String("namespace", ns), zap.Stringer("action", a))
 		switch {
 		case r.view != "":
-			return noSuchView(ns, r.view)
+			return service.NoSuchView(ns, r.view)
 		case r.table != "":
 			return noSuchTable(ns, r.table)
 		}
@@ -241,15 +241,15 @@ func (s *Server) ownsMaskingSchema(r *request, ns string) (bool, error) {
 // schema ns: the view as DuckLake holds it, its default namespace the base
 // table's, its schema the base table's current one (a mask keeps its
 // column's type).
-func (s *Server) maskingViewMetadata(r *request, v *liveView, ns string) (*views.Metadata, string, error) {
+func (s *Server) maskingViewMetadata(r *request, v *service.View, ns string) (*views.Metadata, string, error) {
 	base, ok, err := s.gov.MaskViews.Namespace(r.ctx, ns)
 	if err != nil {
 		return nil, "", err
 	}
 	if !ok {
-		return nil, "", noSuchView(ns, r.view)
+		return nil, "", service.NoSuchView(ns, r.view)
 	}
-	md, loc, err := v.metadata(base)
+	md, loc, err := v.IcebergMetadata(base)
 	if err != nil {
 		return nil, "", err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/duckicelake/duckicelake/catalog/service"
 	"github.com/duckicelake/duckicelake/governance"
 	"github.com/duckicelake/duckicelake/internal/pct"
 )
@@ -373,7 +374,7 @@ func absentNamespace(r *request, seg [][]byte, levels []string) error {
 		return noSuchTable(ns, name)
 	case "views":
 		if len(seg) == 4 {
-			return noSuchView(ns, name)
+			return service.NoSuchView(ns, name)
 		}
 	}
 	return notFound(r)

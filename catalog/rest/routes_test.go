@@ -152,6 +152,7 @@ func TestServiceErrors(t *testing.T) {
 		{service.ErrForbidden, 403, TypeForbidden},
 		{service.ErrConflict, 409, TypeCommitFailed},
 		{service.ErrInvalid, 400, TypeBadRequest},
+		{service.ErrInvalidView, 400, typeIllegalArgument},
 		{service.ErrUnprocessable, 422, TypeUnprocessableEntity},
 		{service.ErrUnsupported, unsupported("x").Code, TypeUnsupported},
 		{commit.ErrConflict, 409, TypeCommitFailed},

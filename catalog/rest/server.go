@@ -193,7 +193,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 	s.dataPath = md.DataPath
 	s.commits = commit.New(commit.Config{Schema: cfg.Schema, Objects: deps.Objects, MaxFormatVersion: 3})
 	s.svc = service.New(service.Config{DB: deps.DB, Schema: cfg.Schema, DataPath: md.DataPath, Commits: s.commits, Materializer: deps.Materializer, Objects: deps.Objects, CanPurge: deps.Objects != nil,
-		Committed: func(id int64) { s.snap.set(catalogState{id: id}, time.Now()) }})
+		Committed: func(id int64) { s.snap.set(catalogState{id: id}, time.Now()) }, Now: s.now})
 	s.cat = s.svc.Statements()
 	// The sidecar tables this build needs (a catalog DuckDB created, or an
 	// older duckicelake initialised, lacks some).

@@ -92,7 +92,7 @@ func (s *Server) readRename(r *request, kind string) (srcNS, src, dstNS, dst str
 	// missing table or view, the destination a missing namespace.
 	if levels, ok := multiLevelNamespace(req.Source.Namespace); ok {
 		if kind == "view" {
-			return "", "", "", "", noSuchView(strings.Join(levels, "."), *req.Source.Name)
+			return "", "", "", "", service.NoSuchView(strings.Join(levels, "."), *req.Source.Name)
 		}
 		return "", "", "", "", noSuchTable(strings.Join(levels, "."), *req.Source.Name)
 	}

@@ -8,12 +8,13 @@
 //
 // Here: namespaces; tables — load (with their Iceberg metadata from a
 // [Materializer]), create, staged create, register, drop, rename; Iceberg
-// commits over one or many tables ([Catalog.CommitTables]); the name rules
-// of tables and views; and the snapshot commit ([Catalog.Commit]) every
-// change goes through. The view routes of catalog/rest still drive
-// catalog/ducklake and catalog/views themselves through Commit.
+// commits over one or many tables ([Catalog.CommitTables]); views — list,
+// load, create, replace, drop, rename, register, with their metadata files
+// in the object store; the name rules of tables and views; and the
+// snapshot commit ([Catalog.Commit]) every change goes through.
 //
-// It may import catalog/refusal, catalog/ducklake, catalog/commit, catalog/iceberg,
-// catalog/materialize, internal/objstore (locations), governance (the
-// reserved masking-view names) and pgx; never catalog/rest or a transport.
+// It may import catalog/refusal, catalog/ducklake, catalog/commit,
+// catalog/iceberg, catalog/materialize, catalog/views, internal/objstore
+// (locations, view metadata files), governance (the reserved masking-view
+// names) and pgx; never catalog/rest or a transport.
 package service

@@ -17,6 +17,7 @@ var (
 	ErrForbidden       = errors.New("forbidden")
 	ErrConflict        = errors.New("commit conflict")       // retry the request
 	ErrInvalid         = errors.New("invalid request")       // the caller's input is wrong
+	ErrInvalidView     = errors.New("invalid view metadata") // a view change the view rules refuse
 	ErrUnprocessable   = errors.New("unprocessable request") // well-formed, contradictory
 	ErrUnsupported     = errors.New("unsupported operation")
 )

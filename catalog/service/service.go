@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -42,6 +43,8 @@ type Config struct {
 	// before the method that committed it returns (a cache of the current
 	// snapshot, say).
 	Committed func(snap int64)
+	// Now is the clock of view versions' timestamps; nil for time.Now.
+	Now func() time.Time
 }
 
 // Catalog is the catalog's operations over one DuckLake metastore. It is
@@ -58,6 +61,7 @@ type Catalog struct {
 	dataPath  string
 	canPurge  bool
 	committed func(int64)
+	now       func() time.Time
 }
 
 // New returns the Catalog of cfg.
@@ -74,12 +78,16 @@ func New(cfg Config) *Catalog {
 		dataPath:  cfg.DataPath,
 		canPurge:  cfg.CanPurge,
 		committed: cfg.Committed,
+		now:       cfg.Now,
 	}
 	if c.schema == "" {
 		c.schema = ducklake.DefaultSchema
 	}
 	if c.committed == nil {
 		c.committed = func(int64) {}
+	}
+	if c.now == nil {
+		c.now = time.Now
 	}
 	return c
 }
