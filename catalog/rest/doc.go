@@ -4,8 +4,8 @@
 //
 // An Iceberg namespace is a DuckLake schema (one level), an Iceberg table a
 // DuckLake table, and an Iceberg snapshot id the DuckLake snapshot id. What a
-// change does is catalog/service's (namespaces; table create, register, drop
-// and rename; Iceberg commits), written as DuckDB's ducklake extension writes
+// change does is catalog/service's (namespaces; table load, create,
+// register, drop and rename; Iceberg commits; views), written as DuckDB's ducklake extension writes
 // it — one Postgres transaction that adds a snapshot, bumps the schema
 // version, logs ducklake_snapshot_changes and ends or adds the versioned rows
 // — so DuckDB clients attached to the same catalog see the change, and a
@@ -65,9 +65,10 @@
 // (reqctx.go); every 4xx/5xx is logged once with its route and principal.
 // It imports catalog/service, catalog/ducklake, catalog/commit,
 // catalog/iceberg, catalog/views, catalog/oauth, governance and internal/*;
-// nothing imports it but cmd. (The view routes and LoadTable's
-// materialisation still drive catalog/ducklake and catalog/views from here,
-// to move into catalog/service.)
+// nothing imports it but cmd. What still reads catalog/ducklake from here
+// is the current snapshot (cache.go), the start-up checks, and governance's
+// reads: the tables a plan or a masking schema covers, and the
+// schemas a DuckLake-direct vend lists.
 //
 // LoadTable answers from pre-encoded bytes for (table, snapshot, form) with an
 // ETag, so a cache hit is a map lookup and a write; the current snapshot id is
