@@ -13,9 +13,6 @@ import (
 // updateTable serves POST …/namespaces/{ns}/tables/{table}: a
 // CommitTableRequest, answered with the table's new metadata.
 func (s *Server) updateTable(r *request) error {
-	if s.mat == nil {
-		return unsupported("%s", offMat)
-	}
 	var req commit.TableCommit
 	if err := s.readJSON(r.rc, &req); err != nil {
 		return err

@@ -18,9 +18,6 @@ import (
 // included when asked for). A staged create writes nothing: it answers the
 // metadata the table will have when a create transaction commits it.
 func (s *Server) createTable(r *request) error {
-	if s.mat == nil {
-		return unsupported("%s", offMat)
-	}
 	var req commit.CreateTableRequest
 	if err := s.readJSON(r.rc, &req); err != nil {
 		return err

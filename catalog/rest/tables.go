@@ -97,9 +97,6 @@ func (s *Server) loadTable(r *request) error {
 		}
 		asOf = n
 	}
-	if s.mat == nil {
-		return unsupported("%s", offMat)
-	}
 	e, err := s.loadEntry(r, form, asOf)
 	if err != nil {
 		return err

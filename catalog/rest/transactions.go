@@ -19,9 +19,6 @@ type commitTransactionRequest struct {
 // transaction and one DuckLake snapshot, so either all tables change or
 // none does.
 func (s *Server) commitTransaction(r *request) error {
-	if s.mat == nil {
-		return unsupported("%s", offMat)
-	}
 	var req commitTransactionRequest
 	if err := s.readJSON(r.rc, &req); err != nil {
 		return err
