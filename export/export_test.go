@@ -22,7 +22,6 @@ import (
 	"github.com/duckicelake/duckicelake/governance/govtest"
 	"github.com/duckicelake/duckicelake/governance/model"
 	"github.com/duckicelake/duckicelake/governance/plan"
-	"github.com/duckicelake/duckicelake/governance/sqlcheck"
 	"github.com/duckicelake/duckicelake/internal/objstore"
 )
 
@@ -67,11 +66,7 @@ func newEnv(t *testing.T) *env {
 // its changes are made as.
 func (ev *env) admin(t *testing.T) (*admin.Service, admin.Author) {
 	t.Helper()
-	check, err := sqlcheck.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { check.Close() })
+	check := govtest.SQLCheck(t)
 	return admin.New(ev.lake.Store, check), admin.Author{Principal: governance.Principal{ID: "admin"}}
 }
 

@@ -21,7 +21,6 @@ import (
 	"github.com/duckicelake/duckicelake/governance/engine"
 	"github.com/duckicelake/duckicelake/governance/govtest"
 	"github.com/duckicelake/duckicelake/governance/model"
-	"github.com/duckicelake/duckicelake/governance/sqlcheck"
 	"github.com/duckicelake/duckicelake/governance/store"
 	"github.com/duckicelake/duckicelake/internal/tableindex"
 )
@@ -56,11 +55,7 @@ func BenchmarkServeGetGoverned(b *testing.B) {
 			fmt.Sprintf("CREATE TABLE lake.gov_bench.t%d (id BIGINT, email VARCHAR, country VARCHAR, mrr INTEGER, note VARCHAR)", i))
 	}
 	l := govtest.New(b, setup...)
-	check, err := sqlcheck.Open()
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { check.Close() })
+	check := govtest.SQLCheck(b)
 	adm := admin.New(l.Store, check)
 	author := admin.Author{Principal: governance.Principal{ID: "admin"}}
 	must := func(err error) {

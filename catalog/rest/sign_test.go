@@ -148,13 +148,7 @@ func send(t *testing.T, in *signInput, out *signOutput, body string) (int, strin
 			req.Header.Add(k, v)
 		}
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return testsupport.Do(t, req)
 }
 
 func md5b64(s string) string {

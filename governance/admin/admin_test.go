@@ -11,7 +11,6 @@ import (
 	"github.com/duckicelake/duckicelake/governance/govtest"
 	"github.com/duckicelake/duckicelake/governance/model"
 	"github.com/duckicelake/duckicelake/governance/plan"
-	"github.com/duckicelake/duckicelake/governance/sqlcheck"
 	"github.com/duckicelake/duckicelake/governance/store"
 )
 
@@ -23,11 +22,7 @@ type fixture struct {
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	l := govtest.New(t, govtest.Customers...)
-	check, err := sqlcheck.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { check.Close() })
+	check := govtest.SQLCheck(t)
 	return &fixture{Lake: l, svc: New(l.Store, check)}
 }
 

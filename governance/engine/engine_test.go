@@ -9,7 +9,6 @@ import (
 	"github.com/duckicelake/duckicelake/governance/admin"
 	"github.com/duckicelake/duckicelake/governance/govtest"
 	"github.com/duckicelake/duckicelake/governance/model"
-	"github.com/duckicelake/duckicelake/governance/sqlcheck"
 	"github.com/duckicelake/duckicelake/governance/store"
 	"github.com/duckicelake/duckicelake/internal/pgnotify"
 	"github.com/duckicelake/duckicelake/internal/tableindex"
@@ -38,11 +37,7 @@ var author = admin.Author{Principal: governance.Principal{ID: "admin"}}
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	l := govtest.New(t, govtest.Customers...)
-	check, err := sqlcheck.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { check.Close() })
+	check := govtest.SQLCheck(t)
 	ctx := context.Background()
 	ev := &env{lake: l, adm: admin.New(l.Store, check), ids: map[string]model.ObjectRef{}}
 	var src tableindex.Source
@@ -60,6 +55,7 @@ func newEnv(t *testing.T) *env {
 	src.Files = append(src.Files, tableindex.File{TableID: ev.ids["orders"].TableID, Kind: tableindex.DataFile, Bucket: "lake",
 		Key: "data/analytics/customers/shared.parquet"})
 	ev.idx = &liveIndex{x: tableindex.Build(src)}
+	var err error
 	ev.eng, err = New(ctx, Config{Store: l.Store, Index: ev.idx, AgentAirtight: true,
 		ClientRoles: func(p string) []string {
 			if p == "etl" {

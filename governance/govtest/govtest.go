@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/duckicelake/duckicelake/catalog/ducklake"
+	"github.com/duckicelake/duckicelake/governance/sqlcheck"
 	"github.com/duckicelake/duckicelake/governance/store"
 	"github.com/duckicelake/duckicelake/internal/testsupport/pgtest"
 )
@@ -95,4 +96,16 @@ var Customers = []string{
 	"CREATE TABLE lake.analytics.customers (id BIGINT, email VARCHAR, country VARCHAR, mrr INTEGER)",
 	"INSERT INTO lake.analytics.customers VALUES (1, 'alice@example.com', 'EU', 2400), (2, 'bob@personal.io', 'US', 1800)",
 	"CREATE TABLE lake.analytics.orders (id BIGINT, customer_id BIGINT, amount DOUBLE)",
+}
+
+// SQLCheck opens the authoring-time SQL checker (governance/sqlcheck) that
+// admin.New takes, closed when t ends.
+func SQLCheck(t testing.TB) *sqlcheck.Checker {
+	t.Helper()
+	check, err := sqlcheck.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { check.Close() })
+	return check
 }

@@ -1,7 +1,6 @@
 package catalog_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -10,13 +9,13 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	goiceberg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/duckicelake/duckicelake/internal/testsupport/parquettest"
 )
 
 // eqTableRow is a row of TestIcebergGoEqualityDeletes' table; nil is NULL.
@@ -131,19 +130,9 @@ func TestIcebergGoEqualityDeletes(t *testing.T) {
 	}
 	newPath := tbl.Location() + "/data/cat=x/same-snapshot.parquet"
 	rec := eqRecord(t, sc, []eqTableRow{eqRowOf(1, "a", "x"), eqRowOf(3, nil, "x"), eqRowOf(9, "z", "x")})
-	var buf bytes.Buffer
-	w, err := pqarrow.NewFileWriter(rec.Schema(), &buf, parquet.NewWriterProperties(), pqarrow.NewArrowWriterProperties())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	file := parquettest.File(t, rec)
 	rec.Release()
-	if err := wfs.WriteFile(newPath, buf.Bytes()); err != nil {
+	if err := wfs.WriteFile(newPath, file); err != nil {
 		t.Fatalf("write %s: %v", newPath, err)
 	}
 	df, err := table.FileToDataFile(ctx, fs, newPath, sc, tbl.Spec(), 0, tbl.Properties())
