@@ -72,7 +72,10 @@
 #                                   FLAGS go to test/e2e/lakestack.py raw (--inserts 50,
 #                                   --rows 1). Needs the venv (scripts/venv.sh).
 #
-# Env: BENCH_KEEP=1 keeps the temporary directory (logs); BENCH_PKGS for the Go benchmarks.
+# Env: BENCH_KEEP=1 keeps the temporary directory (logs); BENCH_PKGS for the Go benchmarks;
+# BENCH_HOLD=1 (compare) keeps both builds' serves up after the run, their pids, URLs and
+# token in $scratch/hold.env, until the script is interrupted: to profile or measure them
+# (bench/cpu-per-request.sh) without rebuilding the set-up.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -115,7 +118,7 @@ scratch=$(mktemp -d "${TMPDIR:-/tmp}/duckicelake-bench.XXXXXX")
 # Traversable by the postgres user that owns the private cluster when we are root.
 chmod 755 "$scratch"
 for v in $(compgen -e | grep '^DUCKICELAKE_'); do
-  case $v in DUCKICELAKE_STACK_LOG_LEVEL) ;; *) unset "$v" ;; esac
+  case $v in DUCKICELAKE_STACK_LOG_LEVEL | DUCKICELAKE_PPROF) ;; *) unset "$v" ;; esac
 done
 export DUCKICELAKE_DEV_DIR=$scratch DUCKICELAKE_PORTS=free
 # Access logs cost the gateway time per request; benchmarks keep warnings only.
@@ -288,7 +291,7 @@ if [[ $mode == compare ]]; then
   (umask 077 && sed -e '/^\[duckdb\]/,/^$/d' -e "s#^dsn = .*#dsn = \"$old_dsn\"#" \
     -e "s#^data_path = .*#data_path = \"$old_data_path\"#" "$STACK_CONFIG" >"$old_config")
   bench_start_serve "$scratch/duckicelake-old" old "$old_config"
-  old_gateway=$BENCH_SERVE_GATEWAY old_admin=$BENCH_SERVE_ADMIN
+  old_gateway=$BENCH_SERVE_GATEWAY old_admin=$BENCH_SERVE_ADMIN old_serve_pid=$BENCH_SERVE_PID
   targets+=(-target "$(bench_gateway_target "gateway-old" "$old_gateway" "$BENCH_SERVE_PID")")
   targets+=(-target "$(bench_gateway_target "gateway-new" "$STACK_GATEWAY_ADDR" "$STACK_GATEWAY_PID")")
   vs+=,gateway-old
@@ -327,6 +330,13 @@ if [[ $mode == compare ]]; then
   bin/httpbench "${http_targets[@]}" -vs old -c 32 -header "Authorization: Bearer $token" \
     -header "X-Iceberg-Access-Delegation: vended-credentials" "${hflags[@]}"
   echo "== done (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+  if [[ ${BENCH_HOLD:-0} == 1 ]]; then
+    printf 'OLD_PID=%s\nOLD_URL=%s\nNEW_PID=%s\nNEW_URL=%s\nTOKEN=%s\n' "$old_serve_pid" \
+      "http://$old_admin$old_path" "$STACK_GATEWAY_PID" "$STACK_CATALOG_URL$path" "$token" >"$scratch/hold.env"
+    echo "== holding the stack up: $scratch/hold.env; interrupt to stop"
+    sleep infinity &
+    wait $!
+  fi
   exit
 fi
 
