@@ -146,8 +146,3 @@ func (c *Catalog) maxColumnID(ctx context.Context, tx pgx.Tx, tableID int64) (in
 	}
 	return n, nil
 }
-
-// quoteName writes a name as DuckDB does in ducklake_snapshot_changes.
-func quoteName(name string) string {
-	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
-}

@@ -335,7 +335,7 @@ func (c *Catalog) writeTable(ctx context.Context, tx pgx.Tx, snap *Snapshot, ns 
 		return ducklake.Table{}, fmt.Errorf("insert schema version: %w", err)
 	}
 	snap.schemaChanged = true
-	snap.change("created_table:" + quoteName(ns.Name) + "." + quoteName(p.name))
+	snap.change("created_table:" + ducklake.QuoteName(ns.Name) + "." + ducklake.QuoteName(p.name))
 	return ducklake.Table{ID: id, UUID: p.uuid, Begin: snap.ID, SchemaID: ns.ID, Name: p.name, RawPath: p.path,
 		PathIsRelative: true, Path: p.location + "/"}, nil
 }

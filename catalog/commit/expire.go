@@ -121,7 +121,7 @@ func (c *Catalog) tableNames(ctx context.Context, tx pgx.Tx, tableID int64) ([]s
 	var names []string
 	var schema, name string
 	_, err = pgx.ForEachRow(rows, []any{&schema, &name}, func() error {
-		names = append(names, quoteName(schema)+"."+quoteName(name))
+		names = append(names, ducklake.QuoteName(schema)+"."+ducklake.QuoteName(name))
 		return nil
 	})
 	if err != nil {

@@ -169,12 +169,6 @@ func TestLoadKey(t *testing.T) {
 	}
 }
 
-func TestQuoteName(t *testing.T) {
-	if got := quoteName(`this "table" contains quotes`); got != `"this ""table"" contains quotes"` {
-		t.Errorf("quoteName = %s", got)
-	}
-}
-
 func FuzzDecodeNamespace(f *testing.F) {
 	for _, s := range []string{"sales", "a%1Fb", "%", "%E2%82%AC", "x%2Fy", ""} {
 		f.Add(s)
