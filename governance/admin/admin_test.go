@@ -196,6 +196,35 @@ func TestRefusals(t *testing.T) {
 	}
 }
 
+// An allowlisted table is checked like any other: nobody without the
+// grant may read it, yet a second mask on its column or a mask its column
+// cannot take is refused all the same (the e2e suite found this gap).
+func TestRefusalsOnAllowlistedTable(t *testing.T) {
+	f := newFixture(t)
+	seedGoverned(t, f)
+	ctx := context.Background()
+	if err := f.svc.PutObjectGrant(ctx, admin, ObjectGrant{ObjectKind: "table", Schema: "analytics", Object: "customers", Privilege: "select", Role: "pii_reader"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.PutMaskingPolicy(ctx, admin, MaskingPolicy{Name: "nullify", Action: "replace-with-null"}); err != nil {
+		t.Fatal(err)
+	}
+	err := f.svc.PutAttachment(ctx, admin, Attachment{PolicyKind: "masking", PolicyName: "nullify", TargetKind: "column",
+		Schema: "analytics", Object: "customers", Column: "email"})
+	if kindOf(err) != Conflict || !strings.Contains(err.Error(), "one mask per column") {
+		t.Errorf("second mask on an allowlisted table's column: %v", err)
+	}
+	err = f.svc.PutAttachment(ctx, admin, Attachment{PolicyKind: "masking", PolicyName: "mask_email", TargetKind: "column",
+		Schema: "analytics", Object: "customers", Column: "id"})
+	if kindOf(err) != Invalid || !strings.Contains(err.Error(), "takes VARCHAR") {
+		t.Errorf("a VARCHAR mask on an allowlisted table's BIGINT column: %v", err)
+	}
+	st, _ := f.Store.Load(ctx)
+	if len(st.Attachments) != 1 {
+		t.Errorf("refused attachments left rows: %d attachments", len(st.Attachments))
+	}
+}
+
 func TestRowPolicies(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()

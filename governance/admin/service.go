@@ -780,7 +780,7 @@ func (s *Service) checkPlans(ctx context.Context, st *model.State, check func(t 
 		return err
 	}
 	for _, t := range tables {
-		if err := check(t, plan.Build(st, plan.Principal{}, t, plan.Options{})); err != nil {
+		if err := check(t, plan.Build(st, plan.Principal{SeesAll: true}, t, plan.Options{})); err != nil {
 			return err
 		}
 	}

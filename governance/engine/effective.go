@@ -71,7 +71,7 @@ func (e *Engine) Effective(ctx context.Context, p *governance.Principal, ns, tab
 	pl := e.Plan(p, t, e.cat.Load().schemaVersion)
 	// Everything that reaches the table: the plan of a principal who
 	// bypasses nothing and sees everything.
-	all := plan.Build(st, plan.Principal{}, t, plan.Options{})
+	all := plan.Build(st, plan.Principal{SeesAll: true}, t, plan.Options{})
 	_, listed := st.Allowlist(t.SchemaID, t.TableID)
 	out := Effective{
 		Principal: p.ID, Actor: p.ActorOrDefault(), Channel: p.ChannelOrDefault(), Table: ns + "." + table, Roles: append([]string{}, roles...),

@@ -241,6 +241,18 @@ func TestEffective(t *testing.T) {
 	if _, ok, _ := ev.eng.Effective(ctx, human("bob"), "analytics", "nope"); ok {
 		t.Error("a missing table has effective policies")
 	}
+	// Allowlisted: the derived set is still everything that reaches the
+	// table — for alice, who holds the grant and bypasses the mask, and
+	// for bob, who may not read it at all.
+	ev.must(t, ev.adm.PutObjectGrant(ctx, author, admin.ObjectGrant{ObjectKind: "table", Schema: "analytics", Object: "customers", Privilege: "select", Role: "pii_reader"}))
+	alice, _, _ = ev.eng.Effective(ctx, human("alice"), "analytics", "customers")
+	if !alice.Plan.Visible || !alice.Derived.Allowlisted || len(alice.Derived.MaskingPolicies) != 1 || !alice.Derived.MaskingPolicies[0].Bypassed {
+		t.Errorf("alice on the allowlisted table = %+v", alice)
+	}
+	bob, _, _ = ev.eng.Effective(ctx, human("bob"), "analytics", "customers")
+	if bob.Plan.Visible || len(bob.Plan.MaskedColumns) != 0 || len(bob.Derived.MaskingPolicies) != 1 || bob.Derived.MaskingPolicies[0].Bypassed {
+		t.Errorf("bob on the allowlisted table = %+v", bob)
+	}
 }
 
 // TestWatch: a change made through one process reaches another's engine

@@ -146,13 +146,18 @@ type Options struct {
 type Principal struct {
 	Roles model.RoleSet
 	Agent bool
+	// SeesAll plans an allowlisted table as if its grant were held: with
+	// no roles, what reaches the table whoever may read it — what
+	// authoring's checks and effective-policies' derived set look at (a
+	// second mask on a table nobody may read yet is still a second mask).
+	SeesAll bool
 }
 
 // Build plans t for p under st.
 func Build(st *model.State, p Principal, t *Table, opt Options) Plan {
 	var pl Plan
 	roles, listed := st.Allowlist(t.SchemaID, t.TableID)
-	pl.Visible = !listed || p.Roles.Any(roles)
+	pl.Visible = !listed || p.SeesAll || p.Roles.Any(roles)
 	if listed {
 		pl.PolicyIDs = append(pl.PolicyIDs, "grant")
 	}
