@@ -24,7 +24,7 @@ import duckdb_ext
 from lakestack import GovSession, Lake
 
 NS = "gov_analytics"
-SECRETS = {who: secrets.token_hex(12) for who in ("admin", "bob", "alice", "ann", "wes")}
+SECRETS = {who: secrets.token_hex(12) for who in ("admin", "bob", "alice", "ann", "wes", "rita")}
 
 CUSTOMERS = [
     (1, "alice@example.com", "EU", 2400),
@@ -45,6 +45,7 @@ def gov(lake: Lake):
         f"alice:{SECRETS['alice']}|ns:{NS}:r",
         f"ann:{SECRETS['ann']}|ns:{NS}:r",
         f"wes:{SECRETS['wes']}|ns:{NS}:rw",  # a writer, not a governance admin
+        f"rita:{SECRETS['rita']}|governance:read ns:{NS}:r",  # reads policies, authors none
     ])
     # The masked copies are written by serve's embedded DuckDB, with the
     # venv's extensions.
@@ -423,3 +424,225 @@ def test_failure_posture(gov: Gov, lake: Lake):
         s3w.get_object(Bucket=loc.netloc, Key=loc.path.lstrip("/"))
     assert e.value.response["Error"]["Code"] == "AccessDenied"
     con.close()
+
+
+def make_table(g: Gov, name: str, ddl: str, rows: str):
+    """A table in NS written by DuckDB through the gateway (Parquet files)."""
+    prefix = urllib.parse.urlparse(g.lake.data_path).path.lstrip("/")
+    con = g.lake.duckdb(g.lake.mint(f"{g.lake.bucket}:{prefix}:rw", principal="gov-writer"))
+    con.execute(f"CREATE OR REPLACE TABLE l.{NS}.{name} ({ddl})")
+    con.execute(f"INSERT INTO l.{NS}.{name} VALUES {rows}")
+    con.execute("CALL ducklake_flush_inlined_data('l')")
+    con.close()
+
+
+def test_governance_routes_list_get_delete(gov: Gov):
+    """Every governance object over REST, as a console or a script uses
+    them: POST, then the listing and the GET by name show it with the
+    seeds' field names; DELETE by name (tags, policies, roles) or by the
+    body that made it (associations) is 204 and the object is gone; what
+    is still referenced is 409 and stays."""
+    g = gov
+    make_table(g, "rest_people", "id BIGINT, email VARCHAR, region VARCHAR", "(1, 'a@example.com', 'EU'), (2, 'b@example.com', 'US')")
+    tag = {"namespace": "rest", "name": "contact"}
+    otag = {"object-kind": "column", "schema": NS, "object": "rest_people", "column": "email", "tag-namespace": "rest", "tag-name": "contact"}
+    mask = {"name": "rest_mask", "signature": "(val VARCHAR)", "body": "'***'", "unmasked-roles": ["rest_role"], "file-layer-masking": False}
+    rap = {"name": "rest_rows", "body": "region = 'EU'", "unmasked-roles": ["rest_role"]}
+    att_mask = {"policy-kind": "masking", "policy-name": "rest_mask", "target-kind": "tag", "tag-namespace": "rest", "tag-name": "contact"}
+    att_rows = {"policy-kind": "row-access", "policy-name": "rest_rows", "target-kind": "table", "schema": NS, "object": "rest_people"}
+    role = {"name": "rest_role"}
+    rgrant = {"role": "rest_role", "principal": "alice"}
+    ogrant = {"object-kind": "table", "schema": NS, "object": "rest_people", "privilege": "select", "role": "rest_role"}
+    for what, body in (("tags", tag), ("object-tags", otag), ("masking-policies", mask), ("row-access-policies", rap),
+                       ("policy-attachments", att_mask), ("policy-attachments", att_rows), ("roles", role),
+                       ("role-grants", rgrant), ("object-grants", ogrant)):
+        st, out = g.gov("POST", what, body)
+        assert st == 200, (what, out)
+
+    def listed(what: str) -> list:
+        st, out = g.gov("GET", what)
+        assert st == 200 and list(out) == [what], (what, out)
+        return out[what]
+
+    def has(items: list, body: dict) -> bool:
+        return any(all(it.get(k) == v for k, v in body.items()) for it in items)
+
+    for what, body in (("tags", tag), ("object-tags", otag), ("masking-policies", mask), ("row-access-policies", rap),
+                       ("policy-attachments", att_mask), ("policy-attachments", att_rows), ("roles", role),
+                       ("role-grants", rgrant), ("object-grants", ogrant)):
+        assert has(listed(what), body), (what, body, listed(what))
+    for path, body in (("tags/rest/contact", tag), ("masking-policies/rest_mask", mask),
+                       ("row-access-policies/rest_rows", rap), ("roles/rest_role", role)):
+        st, out = g.gov("GET", path)
+        assert st == 200 and all(out.get(k) == v for k, v in body.items()), (path, out)
+    st, out = g.gov("GET", "row-access-policies/rest_rows")
+    assert out.get("columns") == ["region"], out  # derived from the body
+    st, _ = g.gov("GET", "masking-policies/no_such_policy")
+    assert st == 404
+    st, out = g.gov("GET", "role-grants?principal=alice")
+    assert st == 200 and has(out["role-grants"], rgrant) and all(x["principal"] == "alice" for x in out["role-grants"])
+
+    # Referenced objects cannot go: 409, and they stay.
+    for path in ("tags/rest/contact", "masking-policies/rest_mask", "row-access-policies/rest_rows", "roles/rest_role"):
+        st, out = g.gov("DELETE", path)
+        assert st == 409 and out["error"]["type"], (path, st, out)
+    assert has(listed("tags"), tag) and has(listed("row-access-policies"), rap)
+    # A second mask reaching the tagged column (directly) is 409; an
+    # attachment the resolver would ignore is 400; neither leaves a row.
+    g.gov("POST", "masking-policies", {"name": "rest_mask2", "signature": "(val VARCHAR)", "body": "'x'"})
+    st, out = g.gov("POST", "policy-attachments", {"policy-kind": "masking", "policy-name": "rest_mask2", "target-kind": "column",
+                                                  "schema": NS, "object": "rest_people", "column": "email"})
+    assert st == 409 and "one mask per column" in out["error"]["message"], out
+    for bad in ({"policy-kind": "masking", "policy-name": "rest_mask2", "target-kind": "table", "schema": NS, "object": "rest_people"},
+                {"policy-kind": "row-access", "policy-name": "rest_rows", "target-kind": "column", "schema": NS, "object": "rest_people", "column": "id"}):
+        st, out = g.gov("POST", "policy-attachments", bad)
+        assert st == 400, (bad, out)
+    assert not has(listed("policy-attachments"), {"policy-name": "rest_mask2"})
+    # Detaching what is not attached is 404.
+    st, _ = g.gov("DELETE", "policy-attachments", {**att_rows, "object": "orders"})
+    assert st == 404
+
+    # Associations go by the body that made them, then what they held.
+    for what, body in (("policy-attachments", att_mask), ("policy-attachments", att_rows), ("object-tags", otag),
+                       ("role-grants", rgrant), ("object-grants", ogrant)):
+        st, out = g.gov("DELETE", what, body)
+        assert st == 204, (what, st, out)
+        assert not has(listed(what), body), (what, listed(what))
+    for path, what, body in (("tags/rest/contact", "tags", tag), ("masking-policies/rest_mask", "masking-policies", mask),
+                             ("masking-policies/rest_mask2", "masking-policies", {"name": "rest_mask2"}),
+                             ("row-access-policies/rest_rows", "row-access-policies", rap), ("roles/rest_role", "roles", role)):
+        st, out = g.gov("DELETE", path)
+        assert st == 204, (path, st, out)
+        assert not has(listed(what), {"name": body["name"]}), (path, listed(what))
+        st, _ = g.gov("GET", path)
+        assert st == 404
+    # Nothing is left governing the table.
+    st, plan = g.gov("GET", f"effective-policies?table={NS}.rest_people&principal=bob")
+    assert st == 200 and plan["plan"]["tier"] == "none" and plan["plan"]["masked-columns"] == [] and not plan["plan"].get("row-filter"), plan
+
+
+def test_governance_read_scope(gov: Gov):
+    """governance:read reads every object, the audit and anyone's effective
+    policies, and authors nothing; without it nothing is read."""
+    g = gov
+    g.author("roles", {"name": "scope_role"})
+    for path in ("tags", "masking-policies", "row-access-policies", "roles", "object-tags", "policy-attachments",
+                 "role-grants", "object-grants", "roles/scope_role", f"effective-policies?table={NS}.customers&principal=alice"):
+        st, out = g.gov("GET", path, who="rita")
+        assert st == 200, (path, st, out)
+        st, out = g.gov("GET", path, who="bob")
+        if path.startswith("effective-policies"):
+            assert st == 403, (path, st, out)  # bob may ask about himself only
+        else:
+            assert st == 403 and out["error"]["type"] == "ForbiddenException", (path, st, out)
+    for what, body in (("tags", {"namespace": "x", "name": "y"}), ("roles", {"name": "rita_role"}),
+                       ("role-grants", {"role": "scope_role", "principal": "rita"})):
+        st, out = g.gov("POST", what, body, who="rita")
+        assert st == 403, (what, st, out)
+    st, _ = g.gov("DELETE", "roles/scope_role", who="rita")
+    assert st == 403
+    st, out = g.gov("GET", "roles/scope_role")
+    assert st == 200, out
+    st, out = g.gov("GET", "role-grants?principal=rita")
+    assert st == 200 and out["role-grants"] == [], out
+
+
+def test_row_filter_at_loadtable(gov: Gov):
+    """A row-access policy reaches the caller's LoadTable as the stamped
+    iceberg.row-filter and as the proposal's required-row-filter (an
+    Iceberg expression), is in effective-policies' plan, and does not reach
+    a principal with an unmasked role."""
+    g = gov
+    make_table(g, "rf_accounts", "id BIGINT, region VARCHAR, mrr INTEGER", "(1, 'EU', 10), (2, 'US', 20), (3, 'EU', 30)")
+    g.author("roles", {"name": "rf_global"})
+    g.author("role-grants", {"role": "rf_global", "principal": "alice"})
+    g.author("row-access-policies", {"name": "rf_eu", "body": "region = 'EU'", "unmasked-roles": ["rf_global"]})
+    g.author("policy-attachments", {"policy-kind": "row-access", "policy-name": "rf_eu", "target-kind": "table",
+                                    "schema": NS, "object": "rf_accounts"})
+    st, plan = g.gov("GET", f"effective-policies?table={NS}.rf_accounts&principal=bob")
+    assert st == 200 and plan["plan"]["row-policies"] == ["rf_eu"] and "region" in plan["plan"]["row-filter"], plan
+    assert "WHERE" in plan["plan"]["view-sql"] and plan["plan"]["tier"] == "cooperative", plan
+    st, lb = g.load("bob", "rf_accounts")
+    assert st == 200, lb
+    props = lb["metadata"]["properties"]
+    assert "region" in props.get("iceberg.row-filter", "") and "'EU'" in props["iceberg.row-filter"], props
+    rf = lb["read-restrictions"]["required-row-filter"]
+    assert rf == {"type": "eq", "term": "region", "value": "EU"}, rf
+    # alice's role bypasses the policy: nothing stamped, no restriction.
+    st, la = g.load("alice", "rf_accounts")
+    assert st == 200 and "iceberg.row-filter" not in la["metadata"].get("properties", {}) and "read-restrictions" not in la, la
+    st, plan = g.gov("GET", f"effective-policies?table={NS}.rf_accounts", who="alice")
+    assert st == 200 and plan["derived"]["row-access-policies"][0]["bypassed"] and not plan["plan"].get("row-filter"), plan
+
+
+def test_rename_and_drop_by_the_catalog(gov: Gov):
+    """Governance follows DuckLake's ids through the catalog's own REST
+    rename (the mask moves with the table) and its drop (the rows go; a
+    table created again under the name is ungoverned)."""
+    g = gov
+    make_table(g, "rn_people", "id BIGINT, email VARCHAR", "(1, 'a@example.com')")
+    g.author("masking-policies", {"name": "rn_mask", "signature": "(val VARCHAR)", "body": "'***'"})
+    att = {"policy-kind": "masking", "policy-name": "rn_mask", "target-kind": "column", "schema": NS, "object": "rn_people", "column": "email"}
+    g.author("policy-attachments", att)
+    st, out = g.call("wes", "POST", "/v1/lake/tables/rename", {"source": {"namespace": [NS], "name": "rn_people"},
+                                                               "destination": {"namespace": [NS], "name": "rn_people2"}})
+    assert st == 204, (st, out)
+    st, plan = g.gov("GET", f"effective-policies?table={NS}.rn_people2&principal=bob")
+    assert st == 200 and [m["column"] for m in plan["plan"]["masked-columns"]] == ["email"], plan
+    st, lb = g.load("bob", "rn_people2")
+    assert st == 200 and "duckicelake.mask.email" in lb["metadata"]["properties"], lb
+    st, out = g.gov("GET", "policy-attachments")
+    assert any(a["policy-name"] == "rn_mask" and a.get("object") == "rn_people2" for a in out["policy-attachments"]), out
+
+    st, out = g.call("wes", "DELETE", f"/v1/lake/namespaces/{NS}/tables/rn_people2")
+    assert st == 204, (st, out)
+    st, out = g.gov("GET", "policy-attachments")
+    assert not any(a["policy-name"] == "rn_mask" for a in out["policy-attachments"]), out
+    make_table(g, "rn_people2", "id BIGINT, email VARCHAR", "(2, 'b@example.com')")
+    st, plan = g.gov("GET", f"effective-policies?table={NS}.rn_people2&principal=bob")
+    assert st == 200 and plan["plan"]["masked-columns"] == [] and plan["plan"]["tier"] == "none", plan
+    # The attachment is gone with the table; the policy itself is free to go.
+    g.authored.remove(("policy-attachments", att))
+
+
+def test_allowlist_in_signing_and_bucket_wide(gov: Gov):
+    """An allowlisted table's files are refused to an ungranted principal
+    by the remote signer (answered as for a missing table) and at the
+    gateway even with a credential for the whole bucket."""
+    g = gov
+    make_table(g, "al_secret", "id BIGINT, v VARCHAR", "(1, 'x')")
+    g.author("roles", {"name": "al_readers"})
+    g.author("role-grants", {"role": "al_readers", "principal": "ann"})
+    g.author("object-grants", {"object-kind": "table", "schema": NS, "object": "al_secret", "privilege": "select", "role": "al_readers"})
+    st, la = g.load("ann", "al_secret", vend=True)
+    assert st == 200, la
+    creds = la["storage-credentials"][0]["config"]
+    prefix = urllib.parse.urlparse(g.lake.data_path).path.lstrip("/")
+    keys = [o["Key"] for o in g.s3(creds).list_objects_v2(Bucket=g.lake.bucket, Prefix=f"{prefix}{NS}/al_secret/").get("Contents", [])]
+    pq = [k for k in keys if k.endswith(".parquet")][0]
+    sign = {"region": "us-east-1", "method": "GET", "headers": {}, "uri": f"{g.serve.gateway}/{g.lake.bucket}/{pq}"}
+    st, out = g.call("ann", "POST", f"/v1/lake/namespaces/{NS}/tables/al_secret/sign", sign)
+    assert st == 200 and out["uri"], out
+    st_hidden, hidden = g.call("bob", "POST", f"/v1/lake/namespaces/{NS}/tables/al_secret/sign", sign)
+    st_missing, missing = g.call("bob", "POST", f"/v1/lake/namespaces/{NS}/tables/no_such_table/sign",
+                                 {**sign, "uri": sign["uri"].replace("al_secret", "no_such_table")})
+    assert st_hidden == st_missing == 404, (st_hidden, hidden, st_missing, missing)
+    assert hidden["error"]["type"] == missing["error"]["type"]
+    # bob's own table's sign route cannot be pointed at al_secret's file.
+    st, out = g.call("bob", "POST", f"/v1/lake/namespaces/{NS}/tables/customers/sign", sign)
+    assert st == 403, (st, out)
+    # The whole bucket, read-only or read-write: no byte of al_secret.
+    for access in ("r", "rw"):
+        w = g.lake.mint(f"{g.lake.bucket}::{access}", principal="bob")
+        s3 = g.s3({"s3.access-key-id": w.key, "s3.secret-access-key": w.secret, "s3.session-token": w.token})
+        for call in (lambda: s3.get_object(Bucket=g.lake.bucket, Key=pq),
+                     lambda: s3.head_object(Bucket=g.lake.bucket, Key=pq),
+                     lambda: s3.list_objects_v2(Bucket=g.lake.bucket, Prefix=f"{prefix}{NS}/al_secret/"),
+                     lambda: s3.copy_object(Bucket=g.lake.bucket, Key=f"{prefix}bob-copy.parquet",
+                                            CopySource={"Bucket": g.lake.bucket, "Key": pq}),
+                     lambda: s3.delete_object(Bucket=g.lake.bucket, Key=pq)):
+            with pytest.raises(botocore.exceptions.ClientError) as e:
+                call()
+            assert e.value.response["Error"]["Code"] in ("AccessDenied", "403"), (access, e.value.response)
+    # ... and ann still reads it (nothing was deleted).
+    assert g.s3(creds).get_object(Bucket=g.lake.bucket, Key=pq)["Body"].read()[:4] == b"PAR1"
