@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/duckicelake/duckicelake/governance"
+	"github.com/duckicelake/duckicelake/internal/s3proto"
 )
 
 // NewLogger returns a JSON-lines zap logger writing to w at level and above:
@@ -78,8 +79,22 @@ func (s *Server) audit(st *reqState, latency time.Duration) {
 	if st.clientErr != nil {
 		ev.ClientError = st.clientErr.Error()
 	}
+	ev.Coalesce = coalescable(st.req.Op, ev.Decision, ev.Status, ev.Error)
 	s.auditSink.Record(ev)
 	*ev = governance.Event{}
+}
+
+// coalescable reports whether an S3 request's audit event may share its
+// trail row with the identical ones of the same batch (Event.Coalesce): an
+// allowed, answered read of one object — what an engine repeats many times
+// a second on one file (the footer, then each column chunk, each a range
+// GET). The row counts them, spans their times and sums their bytes; every
+// request keeps its own JSON audit line with its request id, client and
+// range. A denial, a failure, a write, a delete, a copy or a listing keeps
+// a row of its own.
+func coalescable(op s3proto.Op, d governance.Outcome, status int, errCode string) bool {
+	return (op == s3proto.OpGetObject || op == s3proto.OpHeadObject) && d == governance.OutcomeAllow &&
+		status < 400 && errCode == ""
 }
 
 // rootPrincipal names the operator's root credential in audit events.

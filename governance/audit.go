@@ -95,8 +95,9 @@ type Event struct {
 	// policy ids, status and error): the row counts them, keeps the first's
 	// time and request id and the last's time, sums their bytes and keeps
 	// the worst latency. Set for what is read at a rate no trail could take
-	// a row each for — a LoadTable that hands out metadata only — never for
-	// a decision that must be durable. Every event still goes to the JSON
+	// a row each for — a LoadTable that hands out metadata only, the
+	// gateway's allowed reads of one object — never for a decision that
+	// must be durable, nor for a denial. Every event still goes to the JSON
 	// audit log one line each.
 	Coalesce bool
 

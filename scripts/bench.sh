@@ -73,9 +73,9 @@
 #                                   --rows 1). Needs the venv (scripts/venv.sh).
 #
 # Env: BENCH_KEEP=1 keeps the temporary directory (logs); BENCH_PKGS for the Go benchmarks;
-# BENCH_HOLD=1 (compare) keeps both builds' serves up after the run, their pids, URLs and
-# token in $scratch/hold.env, until the script is interrupted: to profile or measure them
-# (bench/cpu-per-request.sh) without rebuilding the set-up.
+# BENCH_HOLD=1 (compare, governance) keeps the stack up after the run — the serves' pids, the
+# LoadTable URLs and the token in $scratch/hold.env — until the script is interrupted: to
+# profile or measure them (bench/cpu-per-request.sh) without rebuilding the set-up.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -133,6 +133,20 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+
+# bench_hold NAME VALUE …: with BENCH_HOLD=1, write the pairs to
+# $scratch/hold.env and keep the stack up until interrupted.
+bench_hold() {
+  [[ ${BENCH_HOLD:-0} == 1 ]] || return 0
+  : >"$scratch/hold.env"
+  while [[ $# -gt 1 ]]; do
+    printf '%s=%s\n' "$1" "$2" >>"$scratch/hold.env"
+    shift 2
+  done
+  echo "== holding the stack up: $scratch/hold.env; interrupt to stop"
+  sleep infinity &
+  wait $!
+}
 
 if [[ $mode == compare ]]; then
   # The other revision's tree, from git's objects: no worktree is registered
@@ -330,13 +344,8 @@ if [[ $mode == compare ]]; then
   bin/httpbench "${http_targets[@]}" -vs old -c 32 -header "Authorization: Bearer $token" \
     -header "X-Iceberg-Access-Delegation: vended-credentials" "${hflags[@]}"
   echo "== done (load average $(cut -d' ' -f1-3 /proc/loadavg))"
-  if [[ ${BENCH_HOLD:-0} == 1 ]]; then
-    printf 'OLD_PID=%s\nOLD_URL=%s\nNEW_PID=%s\nNEW_URL=%s\nTOKEN=%s\n' "$old_serve_pid" \
-      "http://$old_admin$old_path" "$STACK_GATEWAY_PID" "$STACK_CATALOG_URL$path" "$token" >"$scratch/hold.env"
-    echo "== holding the stack up: $scratch/hold.env; interrupt to stop"
-    sleep infinity &
-    wait $!
-  fi
+  bench_hold OLD_PID "$old_serve_pid" OLD_URL "http://$old_admin$old_path" NEW_PID "$STACK_GATEWAY_PID" \
+    NEW_URL "$STACK_CATALOG_URL$path" TOKEN "$token"
   exit
 fi
 
@@ -403,6 +412,7 @@ if [[ $mode == governance ]]; then
   echo "== policy change on the stack's serve → enforced by a second serve (load average $(cut -d' ' -f1-3 /proc/loadavg))"
   env "${lake_env[@]}" .venv/bin/python bench/governance.py propagate --a "$STACK_CATALOG_URL" --b "http://$BENCH_SERVE_ADMIN" --n 50
   echo "== done (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+  bench_hold PID "$STACK_GATEWAY_PID" GOV_URL "$STACK_CATALOG_URL$gov_path" PLAIN_URL "$STACK_CATALOG_URL$plain_path" TOKEN "$token"
   exit
 fi
 
