@@ -10,13 +10,14 @@ import (
 // layer answers them as CommitFailedException (409), BadRequestException
 // (400), UnsupportedOperationException (406), ForbiddenException (403),
 // NoSuchTableException (404) and AlreadyExistsException (409).
+// All but ErrNotFound are the kinds catalog/service refuses with too.
 var (
-	ErrConflict    = errors.New("commit conflict")
-	ErrInvalid     = errors.New("invalid commit")
-	ErrUnsupported = errors.New("unsupported by DuckLake")
-	ErrForbidden   = errors.New("forbidden")
+	ErrConflict    = refusal.ErrConflict
+	ErrInvalid     = refusal.ErrInvalid
+	ErrUnsupported = refusal.ErrUnsupported
+	ErrForbidden   = refusal.ErrForbidden
 	ErrNotFound    = errors.New("not found")
-	ErrExists      = errors.New("already exists")
+	ErrExists      = refusal.ErrAlreadyExists
 )
 
 // Error is a commit refused for a reason the client should see

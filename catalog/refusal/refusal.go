@@ -6,7 +6,20 @@
 // It imports only the standard library.
 package refusal
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
+
+// The kinds catalog/commit and catalog/service share: one value each, so
+// that a refusal means the same to a transport whichever package made it.
+var (
+	ErrConflict      = errors.New("commit conflict")       // retry the request
+	ErrInvalid       = errors.New("invalid request")       // the caller's input is wrong
+	ErrUnsupported   = errors.New("unsupported operation") // not something DuckLake or this catalog does
+	ErrForbidden     = errors.New("forbidden")
+	ErrAlreadyExists = errors.New("already exists")
+)
 
 // Error is a request refused for a reason the client should see.
 type Error struct {

@@ -164,12 +164,8 @@ var serviceErrors = []struct {
 	{service.ErrInvalidView, fasthttp.StatusBadRequest, typeIllegalArgument},
 	{service.ErrUnprocessable, fasthttp.StatusUnprocessableEntity, TypeUnprocessableEntity},
 	{service.ErrUnsupported, fasthttp.StatusNotAcceptable, TypeUnsupported},
-	{commit.ErrConflict, fasthttp.StatusConflict, TypeCommitFailed},
-	{commit.ErrExists, fasthttp.StatusConflict, TypeAlreadyExists},
+	// commit's other kinds are the shared ones above (catalog/refusal).
 	{commit.ErrNotFound, fasthttp.StatusNotFound, TypeNoSuchTable},
-	{commit.ErrForbidden, fasthttp.StatusForbidden, TypeForbidden},
-	{commit.ErrUnsupported, fasthttp.StatusNotAcceptable, TypeUnsupported},
-	{commit.ErrInvalid, fasthttp.StatusBadRequest, TypeBadRequest},
 }
 
 // fromService is the answer to a refusal; a kind this

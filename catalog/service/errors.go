@@ -8,18 +8,19 @@ import (
 
 // Kinds of refusal, matched with errors.Is on an [*Error]. Each is one
 // Iceberg ErrorModel type to a transport.
+// The five catalog/commit shares are catalog/refusal's.
 var (
 	ErrNoSuchNamespace = errors.New("no such namespace")
 	ErrNoSuchTable     = errors.New("no such table")
 	ErrNoSuchView      = errors.New("no such view")
-	ErrAlreadyExists   = errors.New("already exists")
+	ErrAlreadyExists   = refusal.ErrAlreadyExists
 	ErrNotEmpty        = errors.New("namespace not empty")
-	ErrForbidden       = errors.New("forbidden")
-	ErrConflict        = errors.New("commit conflict")       // retry the request
-	ErrInvalid         = errors.New("invalid request")       // the caller's input is wrong
+	ErrForbidden       = refusal.ErrForbidden
+	ErrConflict        = refusal.ErrConflict                 // retry the request
+	ErrInvalid         = refusal.ErrInvalid                  // the caller's input is wrong
 	ErrInvalidView     = errors.New("invalid view metadata") // a view change the view rules refuse
 	ErrUnprocessable   = errors.New("unprocessable request") // well-formed, contradictory
-	ErrUnsupported     = errors.New("unsupported operation")
+	ErrUnsupported     = refusal.ErrUnsupported
 )
 
 // Error is a request the catalog refuses for a reason the client should

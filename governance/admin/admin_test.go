@@ -171,21 +171,14 @@ func TestRefusals(t *testing.T) {
 		}
 	}
 	// A second mask reaching email, directly or through another tag: 409.
-	if err := f.svc.PutMaskingPolicy(ctx, admin, MaskingPolicy{Name: "nullify", Action: "replace-with-null"}); err != nil {
-		t.Fatal(err)
-	}
-	err := f.svc.PutAttachment(ctx, admin, Attachment{PolicyKind: "masking", PolicyName: "nullify", TargetKind: "column",
-		Schema: "analytics", Object: "customers", Column: "email"})
-	if kindOf(err) != Conflict || !strings.Contains(err.Error(), "one mask per column") {
-		t.Errorf("second mask on a column: %v", err)
-	}
+	secondMaskOnEmail(t, f, "second mask on a column")
 	if err := f.svc.PutTag(ctx, admin, Tag{Namespace: "pii", Name: "all"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.svc.PutAttachment(ctx, admin, Attachment{PolicyKind: "masking", PolicyName: "nullify", TargetKind: "tag", TagNamespace: "pii", TagName: "all"}); err != nil {
 		t.Fatal(err)
 	}
-	err = f.svc.PutObjectTag(ctx, admin, ObjectTag{ObjectKind: "table", Schema: "analytics", Object: "customers", TagNamespace: "pii", TagName: "all"})
+	err := f.svc.PutObjectTag(ctx, admin, ObjectTag{ObjectKind: "table", Schema: "analytics", Object: "customers", TagNamespace: "pii", TagName: "all"})
 	if kindOf(err) != Conflict {
 		t.Errorf("a tag bringing a second mask to email: %v", err)
 	}
@@ -206,15 +199,8 @@ func TestRefusalsOnAllowlistedTable(t *testing.T) {
 	if err := f.svc.PutObjectGrant(ctx, admin, ObjectGrant{ObjectKind: "table", Schema: "analytics", Object: "customers", Privilege: "select", Role: "pii_reader"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.svc.PutMaskingPolicy(ctx, admin, MaskingPolicy{Name: "nullify", Action: "replace-with-null"}); err != nil {
-		t.Fatal(err)
-	}
-	err := f.svc.PutAttachment(ctx, admin, Attachment{PolicyKind: "masking", PolicyName: "nullify", TargetKind: "column",
-		Schema: "analytics", Object: "customers", Column: "email"})
-	if kindOf(err) != Conflict || !strings.Contains(err.Error(), "one mask per column") {
-		t.Errorf("second mask on an allowlisted table's column: %v", err)
-	}
-	err = f.svc.PutAttachment(ctx, admin, Attachment{PolicyKind: "masking", PolicyName: "mask_email", TargetKind: "column",
+	secondMaskOnEmail(t, f, "second mask on an allowlisted table's column")
+	err := f.svc.PutAttachment(ctx, admin, Attachment{PolicyKind: "masking", PolicyName: "mask_email", TargetKind: "column",
 		Schema: "analytics", Object: "customers", Column: "id"})
 	if kindOf(err) != Invalid || !strings.Contains(err.Error(), "takes VARCHAR") {
 		t.Errorf("a VARCHAR mask on an allowlisted table's BIGINT column: %v", err)
@@ -222,6 +208,22 @@ func TestRefusalsOnAllowlistedTable(t *testing.T) {
 	st, _ := f.Store.Load(ctx)
 	if len(st.Attachments) != 1 {
 		t.Errorf("refused attachments left rows: %d attachments", len(st.Attachments))
+	}
+}
+
+// secondMaskOnEmail authors mask "nullify" and attaches it to
+// analytics.customers.email, which seedGoverned's mask already reaches:
+// the attachment must be the 409 "one mask per column".
+func secondMaskOnEmail(t *testing.T, f *fixture, what string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := f.svc.PutMaskingPolicy(ctx, admin, MaskingPolicy{Name: "nullify", Action: "replace-with-null"}); err != nil {
+		t.Fatal(err)
+	}
+	err := f.svc.PutAttachment(ctx, admin, Attachment{PolicyKind: "masking", PolicyName: "nullify", TargetKind: "column",
+		Schema: "analytics", Object: "customers", Column: "email"})
+	if kindOf(err) != Conflict || !strings.Contains(err.Error(), "one mask per column") {
+		t.Errorf("%s: %v", what, err)
 	}
 }
 

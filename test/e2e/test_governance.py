@@ -96,6 +96,16 @@ def emails(arrow) -> list:
     return sorted(arrow.column("email").to_pylist())
 
 
+def make_table(g: Gov, name: str, ddl: str, rows: str):
+    """A table in NS written by DuckDB through the gateway (Parquet files)."""
+    prefix = urllib.parse.urlparse(g.lake.data_path).path.lstrip("/")
+    con = g.lake.duckdb(g.lake.mint(f"{g.lake.bucket}:{prefix}:rw", principal="gov-writer"))
+    con.execute(f"CREATE OR REPLACE TABLE l.{NS}.{name} ({ddl})")
+    con.execute(f"INSERT INTO l.{NS}.{name} VALUES {rows}")
+    con.execute("CALL ducklake_flush_inlined_data('l')")
+    con.close()
+
+
 def seeds_example(g: Gov, file_layer: bool):
     """The seeds' README curl calls, with the table in gov_analytics."""
     g.author("tags", {"namespace": "pii", "name": "email"})
@@ -217,12 +227,7 @@ def test_statistics_files_never_reach_masked_principals(gov: Gov):
     properties: values of the raw data) is served to a principal the table
     is not masked for, and to a masked one in neither tier."""
     g = gov
-    prefix = urllib.parse.urlparse(g.lake.data_path).path.lstrip("/")
-    con = g.lake.duckdb(g.lake.mint(f"{g.lake.bucket}:{prefix}:rw", principal="gov-writer"))
-    con.execute(f"CREATE OR REPLACE TABLE l.{NS}.stats_people (id BIGINT, email VARCHAR)")
-    con.execute(f"INSERT INTO l.{NS}.stats_people VALUES (1, 'alice@example.com'), (2, 'bob@personal.io')")
-    con.execute("CALL ducklake_flush_inlined_data('l')")
-    con.close()
+    make_table(g, "stats_people", "id BIGINT, email VARCHAR", "(1, 'alice@example.com'), (2, 'bob@personal.io')")
     st, la = g.load("admin", "stats_people")
     assert st == 200, la
     md = la["metadata"]
@@ -425,15 +430,6 @@ def test_failure_posture(gov: Gov, lake: Lake):
     assert e.value.response["Error"]["Code"] == "AccessDenied"
     con.close()
 
-
-def make_table(g: Gov, name: str, ddl: str, rows: str):
-    """A table in NS written by DuckDB through the gateway (Parquet files)."""
-    prefix = urllib.parse.urlparse(g.lake.data_path).path.lstrip("/")
-    con = g.lake.duckdb(g.lake.mint(f"{g.lake.bucket}:{prefix}:rw", principal="gov-writer"))
-    con.execute(f"CREATE OR REPLACE TABLE l.{NS}.{name} ({ddl})")
-    con.execute(f"INSERT INTO l.{NS}.{name} VALUES {rows}")
-    con.execute("CALL ducklake_flush_inlined_data('l')")
-    con.close()
 
 
 def test_governance_routes_list_get_delete(gov: Gov):
