@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -165,6 +166,35 @@ func TestTagCascadeAndTypes(t *testing.T) {
 	}
 	if strings.Join(cols, ",") != "email,country" {
 		t.Errorf("masked columns = %v, want email,country", cols)
+	}
+}
+
+// Tags accumulate down the cascade: a schema's tag, a table's and a
+// column's each bring their masks to the columns they fit, all at once.
+func TestTagCascadeAccumulates(t *testing.T) {
+	st := seedState()
+	tag := func(ns, name string) model.TagRef { return model.TagRef{Namespace: ns, Name: name} }
+	st.Tags = append(st.Tags, model.Tag{TagRef: tag("fin", "money")}, model.Tag{TagRef: tag("ids", "key")})
+	st.Masks = append(st.Masks,
+		model.MaskingPolicy{Name: "mask_int", Signature: "(val INTEGER)", Param: "val", ArgType: "INTEGER", Body: "0"},
+		model.MaskingPolicy{Name: "mask_id", Signature: "(val BIGINT)", Param: "val", ArgType: "BIGINT", Body: "-1"})
+	st.Attachments = append(st.Attachments,
+		model.Attachment{Kind: model.PolicyMasking, Policy: "mask_int", Target: model.TargetTag, Tag: tag("fin", "money")},
+		model.Attachment{Kind: model.PolicyMasking, Policy: "mask_id", Target: model.TargetTag, Tag: tag("ids", "key")})
+	st.ObjectTags = []model.ObjectTag{
+		{Object: model.ObjectRef{Kind: model.ObjectSchema, SchemaID: 1}, Tag: tag("pii", "email")},
+		{Object: model.ObjectRef{Kind: model.ObjectTable, SchemaID: 1, TableID: 10}, Tag: tag("fin", "money")},
+		{Object: model.ObjectRef{Kind: model.ObjectColumn, SchemaID: 1, TableID: 10, ColumnID: 1}, Tag: tag("ids", "key")},
+	}
+	st.Index()
+	p := Build(st, Principal{Roles: rolesOf(st, "bob")}, customers(), Options{})
+	got := map[string]string{}
+	for _, m := range p.Masks {
+		got[m.Column] = m.Policy
+	}
+	want := map[string]string{"id": "mask_id", "email": "mask_email", "country": "mask_email", "mrr": "mask_int"}
+	if fmt.Sprint(got) != fmt.Sprint(want) || len(p.Issues) != 0 {
+		t.Errorf("masks = %v (issues %+v), want %v", got, p.Issues, want)
 	}
 }
 
