@@ -567,6 +567,12 @@ def test_row_filter_at_loadtable(gov: Gov):
     # alice's role bypasses the policy: nothing stamped, no restriction.
     st, la = g.load("alice", "rf_accounts")
     assert st == 200 and "iceberg.row-filter" not in la["metadata"].get("properties", {}) and "read-restrictions" not in la, la
+    # Cached answers are per plan: ann's plan is bob's (the same answer),
+    # alice's is not, however their loads interleave.
+    for who, want in (("ann", lb), ("alice", la), ("bob", lb), ("alice", la), ("ann", lb)):
+        st, got = g.load(who, "rf_accounts")
+        assert st == 200 and got == want, who
+    assert la != lb
     st, plan = g.gov("GET", f"effective-policies?table={NS}.rf_accounts", who="alice")
     assert st == 200 and plan["derived"]["row-access-policies"][0]["bypassed"] and not plan["plan"].get("row-filter"), plan
 
