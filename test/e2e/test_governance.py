@@ -431,7 +431,6 @@ def test_failure_posture(gov: Gov, lake: Lake):
     con.close()
 
 
-
 def test_governance_routes_list_get_delete(gov: Gov):
     """Every governance object over REST, as a console or a script uses
     them: POST, then the listing and the GET by name show it with the
@@ -449,9 +448,10 @@ def test_governance_routes_list_get_delete(gov: Gov):
     role = {"name": "rest_role"}
     rgrant = {"role": "rest_role", "principal": "alice"}
     ogrant = {"object-kind": "table", "schema": NS, "object": "rest_people", "privilege": "select", "role": "rest_role"}
-    for what, body in (("tags", tag), ("object-tags", otag), ("masking-policies", mask), ("row-access-policies", rap),
-                       ("policy-attachments", att_mask), ("policy-attachments", att_rows), ("roles", role),
-                       ("role-grants", rgrant), ("object-grants", ogrant)):
+    authored = (("tags", tag), ("object-tags", otag), ("masking-policies", mask), ("row-access-policies", rap),
+                ("policy-attachments", att_mask), ("policy-attachments", att_rows), ("roles", role),
+                ("role-grants", rgrant), ("object-grants", ogrant))
+    for what, body in authored:
         st, out = g.gov("POST", what, body)
         assert st == 200, (what, out)
 
@@ -463,9 +463,7 @@ def test_governance_routes_list_get_delete(gov: Gov):
     def has(items: list, body: dict) -> bool:
         return any(all(it.get(k) == v for k, v in body.items()) for it in items)
 
-    for what, body in (("tags", tag), ("object-tags", otag), ("masking-policies", mask), ("row-access-policies", rap),
-                       ("policy-attachments", att_mask), ("policy-attachments", att_rows), ("roles", role),
-                       ("role-grants", rgrant), ("object-grants", ogrant)):
+    for what, body in authored:
         assert has(listed(what), body), (what, body, listed(what))
     for path, body in (("tags/rest/contact", tag), ("masking-policies/rest_mask", mask),
                        ("row-access-policies/rest_rows", rap), ("roles/rest_role", role)):
